@@ -1,0 +1,414 @@
+"""`[tool.gradguard]` settings: found walking up from each path, validated once into a frozen `Settings`.
+
+A configuration lives in the nearest `gradguard.toml` (its table at the top level or under
+`[tool.gradguard]`) or `pyproject.toml` holding a `[tool.gradguard]` table. Keys are kebab-case, like
+ruff's: `select`, `ignore`, `extend-select`, `per-file-ignores`, `exclude`, `extend-exclude`,
+`output-format`. Rules are selected by code prefix (`GG0` selects every GG0xx rule, `GG` all of them).
+Command-line flags form a last layer on top of the file. Anything wrong is a `ConfigError` naming the
+file, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pathspec
+
+OUTPUT_FORMATS = ("concise", "full", "json", "github", "sarif")
+
+# ruff's default exclusions, plus gradguard's own cache.
+DEFAULT_EXCLUDE = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".gradguard_cache",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pycache__",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+
+_KEYS = (
+    "select",
+    "ignore",
+    "extend-select",
+    "per-file-ignores",
+    "exclude",
+    "extend-exclude",
+    "output-format",
+)
+_CODE_KEYS = ("select", "ignore", "extend-select")
+_PATTERN_KEYS = ("exclude", "extend-exclude")
+
+
+class ConfigError(Exception):
+    """The configuration is unusable; the message names the file, the key and what was expected."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which rule codes are on for one file: resolved selectors, free of paths (cheap to pickle)."""
+
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    cli_select: tuple[str, ...] | None = None
+    cli_extend_select: tuple[str, ...] = ()
+    cli_ignore: tuple[str, ...] = ()
+    file_ignore: tuple[str, ...] = ()
+
+    def enabled(self, code: str) -> bool:
+        """True when a finding with this code is reported."""
+        if self.cli_select is not None:
+            on = _matches(code, self.cli_select)
+        else:
+            on = _most_specific_wins(code, self.select, self.ignore)
+        if _matches(code, self.cli_extend_select):
+            on = True
+        if _matches(code, self.cli_ignore) or _matches(code, self.file_ignore):
+            on = False
+        return on
+
+    def fingerprint(self) -> str:
+        """A stable text that changes whenever the selection may change a file's findings."""
+        return repr(self)
+
+
+@dataclass(frozen=True)
+class CliOverrides:
+    """Rule selection and output options given on the command line (they beat the file)."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    output_format: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The validated configuration that applies to the files under `root`."""
+
+    root: Path
+    config_path: Path | None = None
+    select: tuple[str, ...] = ("GG",)
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    output_format: str | None = None
+    cli: CliOverrides = field(default_factory=CliOverrides)
+
+    def rule_enabled(self, code: str, path: str | os.PathLike[str]) -> bool:
+        """True when findings of `code` in the file at `path` are reported (select/ignore/per-file)."""
+        return self.selection(path).enabled(code)
+
+    def selection(self, path: str | os.PathLike[str]) -> Selection:
+        """The rule selection for one file, with its per-file ignores resolved."""
+        file_ignore: list[str] = []
+        if self.per_file_ignores:
+            relative = self.relative(path)
+            for (_, codes), spec in zip(self.per_file_ignores, self._per_file_specs, strict=True):
+                if relative is not None and spec.match_file(relative):
+                    file_ignore.extend(codes)
+        return Selection(
+            select=self.select + self.extend_select,
+            ignore=self.ignore,
+            cli_select=self.cli.select,
+            cli_extend_select=self.cli.extend_select,
+            cli_ignore=self.cli.ignore,
+            file_ignore=tuple(file_ignore),
+        )
+
+    @property
+    def effective_output_format(self) -> str:
+        """The output format: the command line's, else the file's, else `concise`."""
+        return self.cli.output_format or self.output_format or "concise"
+
+    def relative(self, path: str | os.PathLike[str]) -> str | None:
+        """`path` relative to `root` with forward slashes, or None when it lies outside `root`."""
+        relative = os.path.relpath(os.path.abspath(path), self.root)
+        if relative == ".." or relative.startswith(".." + os.sep):
+            return None
+        return relative.replace(os.sep, "/")
+
+    def is_excluded(self, path: str | os.PathLike[str], is_dir: bool) -> bool:
+        """True when `exclude`/`extend-exclude` matches the path (or, outside `root`, its name)."""
+        relative = self.relative(path)
+        if relative is None or relative == ".":
+            relative = os.path.basename(os.path.abspath(path))
+        if is_dir:
+            relative += "/"
+        return self._exclude_spec.match_file(relative)
+
+    @cached_property
+    def _exclude_spec(self) -> pathspec.GitIgnoreSpec:
+        import pathspec
+
+        return pathspec.GitIgnoreSpec.from_lines(self.exclude + self.extend_exclude)
+
+    @cached_property
+    def _per_file_specs(self) -> tuple[pathspec.GitIgnoreSpec, ...]:
+        import pathspec
+
+        return tuple(pathspec.GitIgnoreSpec.from_lines([pattern]) for pattern, _ in self.per_file_ignores)
+
+
+def _matches(code: str, selectors: Iterable[str]) -> bool:
+    return any(code.startswith(selector) for selector in selectors)
+
+
+def _most_specific_wins(code: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool:
+    """ruff's rule: the longest matching selector decides; on a tie, ignore wins."""
+    best_select = max((len(s) for s in select if code.startswith(s)), default=-1)
+    best_ignore = max((len(s) for s in ignore if code.startswith(s)), default=-1)
+    return best_select > best_ignore
+
+
+def known_codes() -> tuple[str, ...]:
+    """Every rule code of the catalogue."""
+    from gradguard import catalogue
+
+    return tuple(catalogue.load())
+
+
+def check_selectors(selectors: Iterable[str], where: str, known: Iterable[str]) -> tuple[str, ...]:
+    """Normalise rule selectors (upper case, `ALL` = every rule) and reject unknown ones."""
+    known = tuple(known)
+    out: list[str] = []
+    for raw in selectors:
+        selector = raw.strip().upper()
+        if selector == "ALL":
+            selector = "GG"
+        if not selector or not any(code.startswith(selector) for code in known):
+            expected = f"{known[0]}..{known[-1]}" if known else "none: the rule catalogue is empty"
+            raise ConfigError(
+                f"{where}: unknown rule code or prefix {raw!r} "
+                f"(expected a rule code or a prefix of one, such as 'GG' or 'GG001'; known codes: {expected})"
+            )
+        out.append(selector)
+    return tuple(out)
+
+
+def _describe(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}"
+
+
+def _string_list(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: expected a list of strings, got {_describe(value)}")
+    return tuple(value)
+
+
+def parse_table(table: Mapping[str, Any], path: Path, header: str, known: Iterable[str]) -> Settings:
+    """Validate one `[tool.gradguard]` table read from `path` into `Settings`."""
+    known = tuple(known)
+    for key in table:
+        if key not in _KEYS:
+            hint = ""
+            import difflib
+
+            close = difflib.get_close_matches(key.replace("_", "-"), _KEYS, n=1)
+            if close:
+                hint = f"; did you mean '{close[0]}'?"
+            raise ConfigError(
+                f"{path}: {header} unknown key '{key}' (expected one of: {', '.join(_KEYS)}){hint}"
+            )
+    values: dict[str, Any] = {"root": path.parent.resolve(), "config_path": path}
+    for key in _CODE_KEYS:
+        if key in table:
+            where = f"{path}: {header} {key}"
+            values[key.replace("-", "_")] = check_selectors(_string_list(table[key], where), where, known)
+    for key in _PATTERN_KEYS:
+        if key in table:
+            values[key.replace("-", "_")] = _string_list(table[key], f"{path}: {header} {key}")
+    if "per-file-ignores" in table:
+        values["per_file_ignores"] = _per_file_ignores(table["per-file-ignores"], path, header, known)
+    if "output-format" in table:
+        fmt = table["output-format"]
+        if fmt not in OUTPUT_FORMATS:
+            raise ConfigError(
+                f"{path}: {header} output-format: expected one of {', '.join(OUTPUT_FORMATS)}, "
+                f"got {_describe(fmt)}"
+            )
+        values["output_format"] = fmt
+    return Settings(**values)
+
+
+def _per_file_ignores(
+    value: Any, path: Path, header: str, known: tuple[str, ...]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    where = f"{path}: {header} per-file-ignores"
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table of pattern = [rule codes], got {_describe(value)}")
+    out = []
+    for pattern, codes in value.items():
+        entry = f"{where} {pattern!r}"
+        out.append((pattern, check_selectors(_string_list(codes, entry), entry, known)))
+    return tuple(out)
+
+
+def read_config(path: Path, known: Iterable[str]) -> Settings | None:
+    """Settings from one config file; None for a pyproject.toml without `[tool.gradguard]`."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the configuration: {_reason(exc)}") from None
+    tool = data.get("tool")
+    section = tool.get("gradguard") if isinstance(tool, dict) else None
+    if path.name == "pyproject.toml" or section is not None:
+        if section is None:
+            return None
+        header = "[tool.gradguard]"
+    else:
+        section, header = data, "(top level)"
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [tool.gradguard] expected a table, got {_describe(section)}")
+    return parse_table(section, path, header, known)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
+
+
+class Resolver:
+    """Finds the settings that apply to each path, reading every config file once.
+
+    `config` (the `--config FILE` option) replaces discovery: it applies to every path.
+    """
+
+    def __init__(self, cwd: Path, cli: CliOverrides | None = None, config: Path | None = None) -> None:
+        self.cwd = cwd.resolve()
+        self.cli = cli or CliOverrides()
+        self._known: tuple[str, ...] | None = None
+        self._by_dir: dict[Path, Settings] = {}
+        self._forced: Settings | None = None
+        if self.cli.output_format is not None and self.cli.output_format not in OUTPUT_FORMATS:
+            raise ConfigError(
+                f"--output-format: expected one of {', '.join(OUTPUT_FORMATS)}, got {self.cli.output_format!r}"
+            )
+        if config is not None:
+            config = (self.cwd / config).resolve()
+            if not config.is_file():
+                raise ConfigError(f"--config {config}: no such file")
+            settings = read_config(config, self.known) or Settings(root=config.parent, config_path=config)
+            self._forced = self._with_cli(settings)
+
+    @property
+    def known(self) -> tuple[str, ...]:
+        """Known rule codes (read from the catalogue on first use)."""
+        if self._known is None:
+            self._known = known_codes()
+        return self._known
+
+    def _with_cli(self, settings: Settings) -> Settings:
+        from dataclasses import replace
+
+        return replace(settings, cli=self.cli)
+
+    def for_path(self, path: str | os.PathLike[str]) -> Settings:
+        """The settings of the nearest config walking up from `path` (a file or a folder)."""
+        if self._forced is not None:
+            return self._forced
+        absolute = Path(os.path.abspath(path))
+        start = absolute if os.path.isdir(absolute) else absolute.parent
+        return self._for_dir(start)
+
+    def _for_dir(self, directory: Path) -> Settings:
+        found = self._by_dir.get(directory)
+        if found is not None:
+            return found
+        settings = self._read_dir(directory)
+        if settings is None:
+            parent = directory.parent
+            settings = (
+                self._for_dir(parent) if parent != directory else self._with_cli(Settings(root=self.cwd))
+            )
+        self._by_dir[directory] = settings
+        return settings
+
+    def _read_dir(self, directory: Path) -> Settings | None:
+        for name in ("gradguard.toml", "pyproject.toml"):
+            candidate = directory / name
+            if candidate.is_file():
+                settings = read_config(candidate, self.known)
+                if settings is not None:
+                    return self._with_cli(settings)
+        return None
+
+    def all_settings(self) -> tuple[Settings, ...]:
+        """Every distinct settings object handed out so far."""
+        seen: dict[int, Settings] = {}
+        for settings in [self._forced, *self._by_dir.values()]:
+            if settings is not None:
+                seen.setdefault(id(settings), settings)
+        return tuple(seen.values())
+
+
+def parse_cli_codes(value: str | None, option: str, known: Iterable[str]) -> tuple[str, ...] | None:
+    """Parse a comma-separated `--select`-style option (None when not given)."""
+    if value is None:
+        return None
+    parts = [part for part in value.split(",") if part.strip()]
+    return check_selectors(parts, option, known)
+
+
+def check_per_file_patterns(settings: Settings, files: Iterable[str]) -> None:
+    """Reject a per-file-ignores pattern that matches no file under the settings' root.
+
+    The linted files are tried first; only a pattern none of them matches costs a walk of the tree.
+    """
+    if not settings.per_file_ignores:
+        return
+    pending = dict(enumerate(settings._per_file_specs))
+    relatives = [rel for rel in (settings.relative(f) for f in files) if rel is not None]
+    for index, spec in list(pending.items()):
+        if any(spec.match_file(rel) for rel in relatives):
+            del pending[index]
+    if pending:
+        for dirpath, dirnames, filenames in os.walk(settings.root):
+            base = os.path.relpath(dirpath, settings.root).replace(os.sep, "/")
+            prefix = "" if base == "." else base + "/"
+            dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE]
+            names = [prefix + d + "/" for d in dirnames] + [prefix + f for f in filenames]
+            for index, spec in list(pending.items()):
+                if any(spec.match_file(name) for name in names):
+                    del pending[index]
+            if not pending:
+                return
+    for index in pending:
+        pattern = settings.per_file_ignores[index][0]
+        raise ConfigError(
+            f"{settings.config_path}: [tool.gradguard] per-file-ignores: the pattern {pattern!r} matches no "
+            f"file under {settings.root} (expected a gitignore-style pattern relative to that folder)"
+        )

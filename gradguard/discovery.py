@@ -1,0 +1,214 @@
+"""Which files to lint: `.py` and `.ipynb` files found recursively, minus what is excluded or git-ignored.
+
+Explicit paths are linted even when excluded, unless `force_exclude` (pre-commit passes explicit paths).
+Folders walked recursively honour `exclude`/`extend-exclude` of the settings that apply to them and every
+`.gitignore` from the enclosing git repository's root down (nested ones included, the deepest match
+deciding, like git). Symbolic links to folders are not followed (no loops); a broken or looping link, an
+unreadable folder or a missing path becomes a `FileError`, never an exception.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gradguard.model import FileError
+
+if TYPE_CHECKING:
+    import pathspec
+
+    from gradguard.config import Resolver, Settings
+
+SUFFIXES = (".py", ".ipynb")
+
+
+@dataclass(frozen=True)
+class Discovered:
+    """The files to lint, in a stable order, and the paths that could not be used."""
+
+    files: tuple[str, ...]
+    errors: tuple[FileError, ...]
+
+
+@dataclass(frozen=True)
+class _Ignore:
+    base: str  # absolute folder holding the .gitignore
+    spec: pathspec.GitIgnoreSpec
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One clear line for an OS error on a path the user gave or that was found."""
+    if exc.errno == errno.ELOOP:
+        return "symbolic link loop"
+    if exc.errno == errno.ENOENT:
+        return "no such file or directory"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    return exc.strerror or str(exc)
+
+
+def _link_problem(path: str) -> str | None:
+    """Why a path that exists as a link cannot be followed, or None when it can."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop"
+        if exc.errno == errno.ENOENT:
+            return f"broken symbolic link (target {os.readlink(path)!r} does not exist)"
+        return describe_os_error(exc)
+    return None
+
+
+def discover(paths: list[str], resolver: Resolver, *, force_exclude: bool = False) -> Discovered:
+    """Expand the command-line paths into the files to lint."""
+    files: dict[str, None] = {}
+    errors: list[FileError] = []
+    for raw in paths:
+        path = os.path.normpath(raw)
+        if not os.path.lexists(path):
+            errors.append(FileError(path, "no such file or directory"))
+            continue
+        if os.path.islink(path):
+            problem = _link_problem(path)
+            if problem is not None:
+                errors.append(FileError(path, problem))
+                continue
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            errors.append(FileError(path, describe_os_error(exc)))
+            continue
+        is_dir = stat.S_ISDIR(mode)
+        if force_exclude and _excluded_explicit(path, is_dir, resolver):
+            continue
+        if is_dir:
+            _Walker(resolver, files, errors).walk(path)
+        else:
+            files.setdefault(path, None)
+    return Discovered(tuple(files), tuple(errors))
+
+
+def _excluded_explicit(path: str, is_dir: bool, resolver: Resolver) -> bool:
+    """`--force-exclude`: an explicit path is dropped when it or a parent folder is excluded."""
+    absolute = os.path.abspath(path)
+    settings = resolver.for_path(absolute)
+    if settings.is_excluded(absolute, is_dir):
+        return True
+    parent = os.path.dirname(absolute)
+    while True:
+        relative = settings.relative(parent)
+        if relative is None or relative == ".":
+            return False
+        if settings.is_excluded(parent, True):
+            return True
+        parent = os.path.dirname(parent)
+
+
+class _Walker:
+    """One recursive walk: the .gitignore stack and the settings of each folder."""
+
+    def __init__(self, resolver: Resolver, files: dict[str, None], errors: list[FileError]) -> None:
+        self.resolver = resolver
+        self.files = files
+        self.errors = errors
+
+    def walk(self, top: str) -> None:
+        ignores = _ancestor_ignores(os.path.abspath(top))
+        self._walk_dir(top, ignores)
+
+    def _walk_dir(self, directory: str, ignores: list[_Ignore]) -> None:
+        absolute = os.path.abspath(directory)
+        own = _read_gitignore(absolute)
+        if own is not None:
+            ignores = [*ignores, own]
+        try:
+            with os.scandir(directory) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except OSError as exc:
+            self.errors.append(FileError(directory, f"cannot list the folder: {describe_os_error(exc)}"))
+            return
+        settings = self.resolver.for_path(absolute)
+        for entry in entries:
+            path = entry.path[2:] if entry.path.startswith("./") else entry.path
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if entry.name == ".git" or self._ignored(entry.path, True, ignores, settings):
+                    continue
+                self._walk_dir(path, ignores)
+                continue
+            if not entry.name.endswith(SUFFIXES):
+                continue
+            if self._ignored(entry.path, False, ignores, settings):
+                continue
+            if is_link:
+                problem = _link_problem(entry.path)
+                if problem is not None:
+                    self.errors.append(FileError(path, problem))
+                    continue
+                if os.path.isdir(entry.path):
+                    continue
+            self.files.setdefault(path, None)
+
+    @staticmethod
+    def _ignored(path: str, is_dir: bool, ignores: list[_Ignore], settings: Settings) -> bool:
+        absolute = os.path.abspath(path)
+        if settings.is_excluded(absolute, is_dir):
+            return True
+        return _git_ignored(absolute, is_dir, ignores)
+
+
+def _git_ignored(absolute: str, is_dir: bool, ignores: list[_Ignore]) -> bool:
+    """git's rule: the deepest .gitignore with a matching pattern decides (a `!` pattern re-includes)."""
+    for ignore in reversed(ignores):
+        relative = os.path.relpath(absolute, ignore.base).replace(os.sep, "/")
+        if is_dir:
+            relative += "/"
+        result = ignore.spec.check_file(relative)
+        if result.include is not None:
+            return bool(result.include)
+    return False
+
+
+def _read_gitignore(directory: str) -> _Ignore | None:
+    path = os.path.join(directory, ".gitignore")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    import pathspec
+
+    return _Ignore(directory, pathspec.GitIgnoreSpec.from_lines(lines))
+
+
+def _ancestor_ignores(top: str) -> list[_Ignore]:
+    """The .gitignore files above `top`, up to the root of its git repository (none outside one)."""
+    chain: list[str] = []
+    current = os.path.dirname(top)
+    inside_repo = os.path.exists(os.path.join(top, ".git"))
+    while not inside_repo:
+        chain.append(current)
+        if os.path.exists(os.path.join(current, ".git")):
+            inside_repo = True
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    if not inside_repo:
+        return []
+    found = [_read_gitignore(directory) for directory in reversed(chain)]
+    return [ignore for ignore in found if ignore is not None]
+
+
+def is_notebook(path: str) -> bool:
+    """True for a Jupyter notebook (by its name, as Jupyter does)."""
+    return path.endswith(".ipynb")

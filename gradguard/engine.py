@@ -1,0 +1,284 @@
+"""Lint one file: bytes to text, the cheap prefilter, the analysis, `# noqa`, settings, notebook mapping.
+
+Pure: no printing, no writing, no global state. Every problem with the input becomes a `FileError` in the
+`FileResult`; nothing the user's file contains can raise out of here.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import stat
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from gradguard.discovery import describe_os_error, is_notebook
+from gradguard.model import Diagnostic, Edit, FileError, FileResult, Fix, Location, Related, Span
+from gradguard.notebook import split_lines
+
+if TYPE_CHECKING:
+    from gradguard.config import Selection, Settings
+    from gradguard.notebook import Notebook
+
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_BLANK_OR_COMMENT = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
+# ruff's convention: `# noqa` alone, or `# noqa: CODE[, CODE...]` (codes of other tools allowed).
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A file ready for analysis: its decoded text, and for a notebook the program of its cells."""
+
+    path: str
+    source: str  # the decoded file (a notebook's JSON text)
+    encoding: str  # the codec that decoded it ("utf-8-sig" when it had a BOM)
+    notebook: Notebook | None = None
+
+    @property
+    def program(self) -> str:
+        """The Python text the analysis sees."""
+        return self.notebook.program if self.notebook is not None else self.source
+
+
+class InputError(Exception):
+    """A file cannot be linted; carries the one-line `FileError`."""
+
+    def __init__(self, error: FileError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def read_bytes(path: str) -> bytes:
+    """A regular file's bytes; InputError for a missing, special or unreadable file."""
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+            raise InputError(FileError(path, f"cannot lint {kind}"))
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise InputError(FileError(path, f"cannot read: {describe_os_error(exc)}")) from None
+
+
+def decode(data: bytes, path: str) -> tuple[str, str]:
+    """Decode Python source as Python does (UTF-8 BOM, PEP 263 cookie); returns (text, codec)."""
+    if b"\0" in data:
+        raise InputError(FileError(path, "binary file (it contains NUL bytes), not Python source"))
+    encoding = "utf-8"
+    cookie_used = False
+    if data.startswith(codecs.BOM_UTF8):
+        encoding = "utf-8-sig"
+    lines = data.split(b"\n", 2)
+    for index, line in enumerate(lines[:2]):
+        match = _COOKIE.match(line)
+        if match:
+            declared = match.group(1).decode("ascii")
+            try:
+                name = codecs.lookup(declared).name
+            except LookupError:
+                raise InputError(
+                    FileError(path, f"unknown encoding {declared!r} in the coding cookie", index + 1, 1)
+                ) from None
+            if encoding == "utf-8-sig" and name != "utf-8":
+                raise InputError(FileError(path, f"a UTF-8 BOM and a {declared!r} coding cookie", index + 1, 1))
+            if encoding != "utf-8-sig":
+                encoding, cookie_used = name, True
+            break
+        if not _BLANK_OR_COMMENT.match(line):
+            break
+    try:
+        return data.decode(encoding), encoding
+    except UnicodeDecodeError as exc:
+        row = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        if cookie_used:
+            message = f"cannot decode as {encoding} (its coding cookie): {exc.reason}"
+        else:
+            message = "not UTF-8 and no coding cookie (add `# -*- coding: <encoding> -*-` or save as UTF-8)"
+        raise InputError(FileError(path, message, row, column)) from None
+
+
+def prepare(data: bytes, path: str) -> Prepared:
+    """Decode a file's bytes (and build a notebook's program); InputError when it cannot be linted."""
+    if is_notebook(path):
+        from gradguard.notebook import NotebookError, parse_notebook
+
+        if b"\0" in data:
+            raise InputError(FileError(path, "binary file (it contains NUL bytes), not a notebook"))
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise InputError(FileError(path, "malformed notebook: not UTF-8 JSON")) from None
+        try:
+            notebook = parse_notebook(text)
+        except NotebookError as exc:
+            raise InputError(FileError(path, str(exc))) from None
+        return Prepared(path, text, "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8", notebook)
+    text, encoding = decode(data, path)
+    return Prepared(path, text, encoding)
+
+
+def screen(prepared: Prepared) -> FileResult | None:
+    """The cheap prefilter: a skipped result when the text cannot hold a finding, else None."""
+    from gradguard.analysis import might_hold_finding
+
+    if prepared.notebook is not None and not prepared.notebook.is_python:
+        return _result(prepared, (), skipped=True)
+    if might_hold_finding(prepared.program):
+        return None
+    return _result(prepared, (), skipped=True)
+
+
+def analyse(prepared: Prepared, selection: Selection) -> FileResult:
+    """Run the analysis on a prepared file and keep what the settings and `# noqa` let through."""
+    try:
+        kept = program_diagnostics(prepared, selection)
+    except InputError as exc:
+        return FileResult(prepared.path, errors=(exc.error,), source=prepared.program, cells=_cells(prepared))
+    return _result(prepared, to_file_coordinates(prepared, kept))
+
+
+def program_diagnostics(prepared: Prepared, selection: Selection) -> tuple[Diagnostic, ...]:
+    """The findings the settings and `# noqa` let through, in program coordinates (InputError)."""
+    program_lines = split_lines(prepared.program)
+    return tuple(
+        diagnostic
+        for diagnostic in raw_diagnostics(prepared)
+        if selection.enabled(diagnostic.code) and not is_suppressed(diagnostic, program_lines)
+    )
+
+
+def to_file_coordinates(prepared: Prepared, diagnostics: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
+    """Map a notebook's program rows to cells; a plain file's diagnostics are returned as they are."""
+    if prepared.notebook is None:
+        return diagnostics
+    notebook = prepared.notebook
+    return tuple(map_to_cells(diagnostic, notebook) for diagnostic in diagnostics)
+
+
+def raw_diagnostics(prepared: Prepared) -> tuple[Diagnostic, ...]:
+    """Every finding of every rule, in program coordinates; InputError for what stops the analysis."""
+    from gradguard.analysis import analyze
+    from gradguard.parse import ParseFailure
+
+    try:
+        return tuple(analyze(prepared.program))
+    except ParseFailure as exc:
+        raise InputError(_parse_error(prepared, exc)) from None
+    except RecursionError:
+        raise InputError(FileError(prepared.path, "the code is nested too deeply to analyse")) from None
+    except MemoryError:
+        raise InputError(FileError(prepared.path, "out of memory while analysing this file")) from None
+    except Exception as exc:  # noqa: BLE001 - a bug in gradguard must not stop the run
+        summary = f"{type(exc).__name__}: {exc}".strip()
+        raise InputError(
+            FileError(prepared.path, f"internal error while analysing this file, please report it: {summary}")
+        ) from None
+
+
+def _parse_error(prepared: Prepared, exc: Exception) -> FileError:
+    message: str = getattr(exc, "message", str(exc))
+    row: int | None = getattr(exc, "row", None)
+    column: int | None = getattr(exc, "column", None)
+    if prepared.notebook is not None and row is not None:
+        cell, cell_row = prepared.notebook.locate(row)
+        return FileError(prepared.path, f"cell {cell}, line {cell_row}, column {column or 1}: {message}")
+    return FileError(prepared.path, message, row, column)
+
+
+def is_suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
+    """True when the flagged row carries `# noqa` or `# noqa: <this code>`."""
+    row = diagnostic.span.start.row
+    if not 1 <= row <= len(lines):
+        return False
+    line = lines[row - 1]
+    if "#" not in line:
+        return False
+    for match in _NOQA.finditer(line):
+        codes = match["codes"]
+        if codes is None:
+            return True
+        if diagnostic.code.upper() in {code.upper() for code in re.split(r"[,\s]+", codes) if code}:
+            return True
+    return False
+
+
+def map_to_cells(diagnostic: Diagnostic, notebook: Notebook) -> Diagnostic:
+    """Program rows to (cell, row in cell): the span, the related spans and the fix edits."""
+    cell, span = _map_span(diagnostic.span, notebook)
+    related: list[Related] = []
+    related_cells: list[int | None] = []
+    for item in diagnostic.related:
+        item_cell, item_span = _map_span(item.span, notebook)
+        related.append(Related(item_span, item.message))
+        related_cells.append(item_cell)
+    fix = diagnostic.fix
+    if fix is not None:
+        edits: list[Edit] = []
+        for edit in fix.edits:
+            edit_cell, edit_span = _map_span(edit.span, notebook)
+            if edit_cell != cell:
+                # A fix reaching into another cell cannot be shown as edits of this cell.
+                fix = None
+                break
+            edits.append(Edit(edit_span, edit.content))
+        if fix is not None:
+            fix = Fix(fix.message, fix.applicability, tuple(edits))
+    return replace(
+        diagnostic,
+        span=span,
+        related=tuple(related),
+        related_cells=tuple(related_cells),
+        fix=fix,
+        cell=cell,
+    )
+
+
+def _map_span(span: Span, notebook: Notebook) -> tuple[int, Span]:
+    cell, row = notebook.locate(span.start.row)
+    end_cell, end_row = notebook.locate(span.end.row)
+    end = Location(end_row, span.end.column) if end_cell == cell else Location(row, span.start.column)
+    return cell, Span(Location(row, span.start.column), end)
+
+
+def _cells(prepared: Prepared) -> tuple[tuple[int, str], ...]:
+    return prepared.notebook.cells if prepared.notebook is not None else ()
+
+
+def _result(prepared: Prepared, diagnostics: tuple[Diagnostic, ...], *, skipped: bool = False) -> FileResult:
+    return FileResult(
+        prepared.path,
+        diagnostics=diagnostics,
+        source=prepared.program,
+        skipped=skipped,
+        cells=_cells(prepared),
+    )
+
+
+def check_prepared(prepared: Prepared, selection: Selection) -> FileResult:
+    """Prefilter, then analyse, one prepared file."""
+    return screen(prepared) or analyse(prepared, selection)
+
+
+def check_source(text: str, path: str, settings: Settings) -> FileResult:
+    """Lint source text as if it were the file at `path` (a notebook's JSON text for `.ipynb`)."""
+    try:
+        if is_notebook(path):
+            prepared = prepare(text.encode("utf-8"), path)
+        else:
+            prepared = Prepared(path, text, "utf-8")
+    except InputError as exc:
+        return FileResult(path, errors=(exc.error,), source=text)
+    return check_prepared(prepared, settings.selection(path))
+
+
+def check_path(path: str, settings: Settings) -> FileResult:
+    """Read, decode and lint the file at `path`."""
+    try:
+        prepared = prepare(read_bytes(path), path)
+    except InputError as exc:
+        return FileResult(path, errors=(exc.error,))
+    return check_prepared(prepared, settings.selection(path))

@@ -1,0 +1,302 @@
+"""Apply fixes: edits to text, rounds of apply-and-re-analyse, and atomic writes that keep the file's form.
+
+A round applies every applicable fix whose edits do not overlap an edit already taken; the others wait
+for the next round, which re-analyses the new text. Rounds stop when no fix applies (at most
+`MAX_ROUNDS`). Writing goes through a temporary file in the same folder and `os.replace`, keeping the
+permissions, the encoding, the BOM and the line endings, and never overwrites a file that changed on disk
+since it was read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gradguard.engine import InputError, Prepared, program_diagnostics, to_file_coordinates
+from gradguard.model import Applicability, Diagnostic, Edit, FileError, FileResult, Fix, Location
+
+if TYPE_CHECKING:
+    from gradguard.config import Selection
+
+MAX_ROUNDS = 10
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class FixOutcome:
+    """What fixing one file did: the remaining findings, how many were fixed, and the diff."""
+
+    result: FileResult
+    fixed: int = 0
+    diff: str = ""
+
+
+class EditConflict(Exception):
+    """An edit lies outside the text or spans notebook cells: its fix is skipped."""
+
+
+def digest(data: bytes) -> str:
+    """The content hash used to notice a file that changed on disk."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset where each row starts (rows end at `\\n`, `\\r\\n` or `\\r`, as Python reads them)."""
+    starts = [0]
+    starts.extend(match.end() for match in _NEWLINE.finditer(text))
+    return starts
+
+
+def to_offset(location: Location, starts: list[int], text: str) -> int:
+    """A 1-based (row, column) to an offset in `text`; EditConflict when it lies outside."""
+    if not 1 <= location.row <= len(starts):
+        raise EditConflict(f"row {location.row} is outside the text")
+    start = starts[location.row - 1]
+    end = starts[location.row] if location.row < len(starts) else len(text)
+    offset = start + location.column - 1
+    if not start <= offset <= end:
+        raise EditConflict(f"column {location.column} is outside row {location.row}")
+    return offset
+
+
+def newline_of(text: str) -> str:
+    """The file's line ending (its first one; `\\n` when it has none)."""
+    match = _NEWLINE.search(text)
+    return match.group() if match else "\n"
+
+
+def apply_edits(text: str, edits: Iterable[tuple[int, int, str]]) -> str:
+    """Replace non-overlapping (start, end, content) offset ranges of `text`."""
+    out = text
+    for start, end, content in sorted(edits, key=lambda edit: (edit[0], edit[1]), reverse=True):
+        out = out[:start] + content + out[end:]
+    return out
+
+
+def _wanted(fix: Fix | None, unsafe: bool) -> bool:
+    return fix is not None and (unsafe or fix.applicability is Applicability.SAFE)
+
+
+def choose_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
+    """The fixes to try this round, in order of their findings."""
+    return [d.fix for d in sorted(diagnostics, key=lambda d: d.span.start) if d.fix is not None and _wanted(d.fix, unsafe)]
+
+
+def _conflict(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
+    """Two edits conflict when their ranges overlap, or when both insert at the same point."""
+    return (a[0] < b[1] and b[0] < a[1]) or a[0] == a[1] == b[0] == b[1]
+
+
+class _Text:
+    """A text being edited in one round: takes a fix's edits unless they conflict with ones taken."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = line_starts(text)
+        self.newline = newline_of(text)
+        self.taken: list[tuple[int, int, str]] = []
+
+    def offsets(self, edit: Edit, row_offset: int = 0) -> tuple[int, int, str]:
+        """An edit as an offset range of this text (rows shifted by `row_offset`)."""
+        start_loc = Location(edit.span.start.row - row_offset, edit.span.start.column)
+        end_loc = Location(edit.span.end.row - row_offset, edit.span.end.column)
+        start = to_offset(start_loc, self.starts, self.text)
+        end = to_offset(end_loc, self.starts, self.text)
+        if end < start:
+            raise EditConflict("an edit ends before it starts")
+        content = edit.content
+        if self.newline != "\n":
+            content = content.replace("\r\n", "\n").replace("\n", self.newline)
+        return start, end, content
+
+    def result(self) -> str:
+        return apply_edits(self.text, self.taken)
+
+
+def _take(planned: list[tuple[_Text, tuple[int, int, str]]]) -> bool:
+    """Take all of one fix's edits, or none when any conflicts with another."""
+    for index, (target, edit) in enumerate(planned):
+        if any(_conflict(edit, other) for other in target.taken):
+            return False
+        if any(t is target and _conflict(edit, other) for t, other in planned[:index]):
+            return False
+    for target, edit in planned:
+        target.taken.append(edit)
+    return True
+
+
+def fix_text_round(text: str, fixes: list[Fix]) -> tuple[str, int]:
+    """Apply the fixes of one round to a plain file's text; returns (new text, fixes applied)."""
+    target = _Text(text)
+    applied = 0
+    for fix in fixes:
+        try:
+            planned = [(target, target.offsets(edit)) for edit in fix.edits]
+        except EditConflict:
+            continue
+        applied += _take(planned)
+    return target.result(), applied
+
+
+def fix_notebook_round(prepared: Prepared, fixes: list[Fix]) -> tuple[dict[int, str], int]:
+    """Apply the fixes of one round to a notebook's cells; returns (new cell sources, fixes applied)."""
+    notebook = prepared.notebook
+    assert notebook is not None
+    sources = dict(notebook.cells)
+    targets: dict[int, _Text] = {}
+    applied = 0
+    for fix in fixes:
+        try:
+            planned = []
+            for edit in fix.edits:
+                cell, row = notebook.locate(edit.span.start.row)
+                end_cell, _ = notebook.locate(edit.span.end.row)
+                if end_cell != cell or cell not in sources:
+                    raise EditConflict("an edit spans two cells")
+                target = targets.setdefault(cell, _Text(sources[cell]))
+                planned.append((target, target.offsets(edit, row_offset=edit.span.start.row - row)))
+        except EditConflict:
+            continue
+        applied += _take(planned)
+    return {cell: target.result() for cell, target in targets.items() if target.taken}, applied
+
+
+def fix_prepared(
+    prepared: Prepared, selection: Selection, *, unsafe: bool
+) -> tuple[Prepared, tuple[Diagnostic, ...], int, str | None]:
+    """Apply fixes round after round (InputError when the file cannot be analysed at all).
+
+    Returns the fixed file, its remaining findings (program coordinates), how many fixes were applied,
+    and a note when a round produced code that no longer parses (that round is undone).
+    """
+    from gradguard.notebook import dump_notebook, parse_notebook, replace_cell_sources
+
+    current = prepared
+    diagnostics = program_diagnostics(current, selection)
+    total = 0
+    for _ in range(MAX_ROUNDS):
+        fixes = choose_fixes(diagnostics, unsafe)
+        if not fixes:
+            break
+        if current.notebook is None:
+            text, applied = fix_text_round(current.source, fixes)
+            candidate = Prepared(current.path, text, current.encoding)
+        else:
+            sources, applied = fix_notebook_round(current, fixes)
+            document = replace_cell_sources(current.notebook.document, sources)
+            text = dump_notebook(document, current.source)
+            candidate = Prepared(current.path, text, current.encoding, parse_notebook(text))
+        if applied == 0 or candidate.source == current.source:
+            break
+        try:
+            diagnostics_after = program_diagnostics(candidate, selection)
+        except InputError as exc:
+            note = f"a fix produced code that does not parse ({exc.error.message}); it was undone, please report it"
+            return current, diagnostics, total, note
+        current, diagnostics = candidate, diagnostics_after
+        total += applied
+    return current, diagnostics, total, None
+
+
+def unified_diff(before: Prepared, after: Prepared) -> str:
+    """The fixes as a unified diff (per cell for a notebook)."""
+    if before.notebook is None or after.notebook is None:
+        return "".join(
+            difflib.unified_diff(
+                before.source.splitlines(keepends=True),
+                after.source.splitlines(keepends=True),
+                fromfile=before.path,
+                tofile=before.path,
+            )
+        )
+    old_cells = dict(before.notebook.cells)
+    parts = []
+    for cell, source in after.notebook.cells:
+        old = old_cells.get(cell, "")
+        if old != source:
+            label = f"{before.path}:cell {cell}"
+            old_lines = [line if line.endswith("\n") else line + "\n" for line in old.splitlines(keepends=True)]
+            new_lines = [line if line.endswith("\n") else line + "\n" for line in source.splitlines(keepends=True)]
+            parts.append("".join(difflib.unified_diff(old_lines, new_lines, fromfile=label, tofile=label)))
+    return "".join(parts)
+
+
+def encode(prepared: Prepared) -> bytes:
+    """The bytes to write: the original codec (a BOM kept when there was one)."""
+    return prepared.source.encode(prepared.encoding)
+
+
+def write_atomic(path: str, data: bytes, original_digest: str) -> None:
+    """Replace the file's content atomically, keeping its mode; InputError when it changed meanwhile."""
+    target = os.path.realpath(path)
+    try:
+        with open(target, "rb") as handle:
+            current = handle.read()
+        info = os.stat(target)
+    except OSError as exc:
+        raise InputError(FileError(path, f"not fixed: cannot read it again: {exc.strerror or exc}")) from None
+    if digest(current) != original_digest:
+        raise InputError(FileError(path, "not fixed: the file changed on disk while gradguard was fixing it"))
+    directory = os.path.dirname(target) or "."
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".gradguard")
+    except OSError as exc:
+        raise InputError(FileError(path, f"not fixed: cannot write in its folder: {exc.strerror or exc}")) from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, stat.S_IMODE(info.st_mode))
+        try:
+            os.chown(tmp, info.st_uid, info.st_gid)
+        except OSError:
+            pass  # not allowed for other users' files; the mode is what matters
+        os.replace(tmp, target)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise InputError(FileError(path, f"not fixed: cannot write: {exc.strerror or exc}")) from None
+
+
+def fix_file(
+    prepared: Prepared,
+    selection: Selection,
+    original_digest: str,
+    *,
+    unsafe: bool,
+    write: bool,
+) -> FixOutcome:
+    """Fix one file: apply its fixes, then write it (or, with `write=False`, only produce the diff).
+
+    The result holds the findings that remain after the fixes, in the fixed file's coordinates.
+    """
+    try:
+        fixed, remaining, count, note = fix_prepared(prepared, selection, unsafe=unsafe)
+        diff = unified_diff(prepared, fixed) if count else ""
+        if count and write:
+            try:
+                data = encode(fixed)
+            except UnicodeEncodeError:
+                message = f"not fixed: the fixed code cannot be encoded as {prepared.encoding}"
+                raise InputError(FileError(prepared.path, message)) from None
+            write_atomic(prepared.path, data, original_digest)
+    except InputError as exc:
+        return FixOutcome(FileResult(prepared.path, errors=(exc.error,), source=prepared.program))
+    result = FileResult(
+        prepared.path,
+        diagnostics=to_file_coordinates(fixed, remaining),
+        errors=(FileError(prepared.path, note),) if note else (),
+        source=fixed.program,
+        cells=fixed.notebook.cells if fixed.notebook is not None else (),
+    )
+    return FixOutcome(result, count, diff)
