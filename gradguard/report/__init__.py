@@ -1,0 +1,38 @@
+"""Everything `gradguard lint` shows: the output formats and `--statistics`.
+
+The only modules of the lint side that print; they read `FileResult`s and write to the stream given.
+Colour is used only when the caller asks for it (a terminal without `NO_COLOR`); otherwise no ANSI
+code is written. Paths are shown relative to `cwd` when they lie inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from gradguard.model import FileResult
+from gradguard.report import concise, full, github, json_format, sarif, statistics
+
+FORMATS = ("concise", "full", "json", "github", "sarif")
+
+
+def emit(results: Sequence[FileResult], *, fmt: str, out: TextIO, color: bool, cwd: Path) -> None:
+    """Write `results` to `out` in format `fmt` (one of `FORMATS`; ValueError otherwise)."""
+    if fmt == "concise":
+        concise.emit(results, out=out, color=color, cwd=cwd)
+    elif fmt == "full":
+        full.emit(results, out=out, color=color, cwd=cwd)
+    elif fmt == "json":
+        json_format.emit(results, out=out, cwd=cwd)
+    elif fmt == "github":
+        github.emit(results, out=out, cwd=cwd)
+    elif fmt == "sarif":
+        sarif.emit(results, out=out, cwd=cwd)
+    else:
+        raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
+
+
+def emit_statistics(results: Sequence[FileResult], *, out: TextIO, color: bool) -> None:
+    """Write the count of findings per rule (ruff's `--statistics`), then the summary."""
+    statistics.emit(results, out=out, color=color)

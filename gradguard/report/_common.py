@@ -1,0 +1,199 @@
+"""What every output format shares: paths as users see them, ordering, counts, catalogue look-ups, styled lines."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from rich.color import ColorSystem
+from rich.console import Console
+from rich.text import Text
+
+from gradguard import catalogue
+from gradguard.model import Applicability, Diagnostic, Edit, FileError, FileResult, Severity
+
+# The pseudo rule of inputs that could not be linted (ruff 0.17 calls its own `invalid-syntax`).
+FILE_ERROR_CODE = "file-error"
+
+
+class Writer:
+    """Writes lines to `out`: rich styles become ANSI codes only when colour is on, plain text otherwise.
+
+    Lines are never wrapped, padded or tab-expanded, so the output stays exact for tools that parse it.
+    """
+
+    def __init__(self, out: TextIO, color: bool) -> None:
+        self._out = out
+        self._console = (
+            Console(file=out, force_terminal=True, color_system="standard", no_color=False, legacy_windows=False)
+            if color
+            else None
+        )
+
+    def line(self, text: Text | str = "") -> None:
+        """Write one line (a trailing newline is added)."""
+        if isinstance(text, str):
+            text = Text(text)
+        if self._console is None:
+            self._out.write(text.plain + "\n")
+            return
+        for segment in text.render(self._console, end=""):
+            if segment.style:
+                self._out.write(segment.style.render(segment.text, color_system=ColorSystem.STANDARD))
+            else:
+                self._out.write(segment.text)
+        self._out.write("\n")
+
+
+def absolute_path(path: str, cwd: Path) -> str:
+    """`path` made absolute against `cwd`, normalised but with symlinks kept as the user named them."""
+    return os.path.normpath(os.path.join(os.path.abspath(cwd), path))
+
+
+def display_path(path: str, cwd: Path) -> str:
+    """`path` relative to `cwd` when it lies inside it (forward slashes), else absolute."""
+    absolute = Path(absolute_path(path, cwd))
+    try:
+        relative = absolute.relative_to(os.path.abspath(cwd))
+    except ValueError:
+        return str(absolute)
+    return relative.as_posix() or "."
+
+
+def sorted_results(results: Sequence[FileResult], cwd: Path) -> list[FileResult]:
+    """Results in a stable order (by displayed path), whatever order the parallel runner finished in."""
+    return sorted(results, key=lambda result: display_path(result.path, cwd))
+
+
+def sorted_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Diagnostics by cell, position, then code."""
+    return sorted(diagnostics, key=lambda d: (d.cell or 0, d.span.start, d.span.end, d.code, d.message))
+
+
+def sorted_errors(errors: Iterable[FileError]) -> list[FileError]:
+    """File errors by line (those without one first), then message."""
+    return sorted(errors, key=lambda e: (e.row or 0, e.column or 0, e.message))
+
+
+def rule_doc(code: str) -> catalogue.RuleDoc | None:
+    """The catalogue document of `code`, or None for a code the catalogue does not hold."""
+    try:
+        return catalogue.get(code)
+    except KeyError:
+        return None
+
+
+def rule_name(code: str) -> str:
+    """The kebab-case name of a rule (its code when the catalogue does not know it)."""
+    doc = rule_doc(code)
+    return doc.name if doc else code
+
+
+def rule_url(code: str) -> str:
+    """Where a rule's document is published."""
+    doc = rule_doc(code)
+    return doc.url if doc else catalogue.DOCS_URL.format(code=code)
+
+
+def display_body(doc: catalogue.RuleDoc) -> str:
+    """A rule document's Markdown body as readers see it: the test markers `# [GG001]` removed."""
+    return catalogue.MARKER.sub("", doc.body).strip() + "\n"
+
+
+def is_safe_fix(diagnostic: Diagnostic) -> bool:
+    """True when `--fix` alone applies this diagnostic's fix."""
+    return diagnostic.fix is not None and diagnostic.fix.applicability is Applicability.SAFE
+
+
+def is_unsafe_fix(diagnostic: Diagnostic) -> bool:
+    """True when this diagnostic's fix needs `--unsafe-fixes`."""
+    return diagnostic.fix is not None and diagnostic.fix.applicability is Applicability.UNSAFE
+
+
+def cell_source(result: FileResult, cell: int | None) -> str | None:
+    """The text rows of a location refer to: the file's source, or one notebook cell's."""
+    if cell is None:
+        return result.source
+    for index, source in result.cells:
+        if index == cell:
+            return source
+    return None
+
+
+def position(row: int, column: int, cell: int | None) -> str:
+    """`row:column`, or ruff's `cell N:row:column` inside a notebook."""
+    return f"cell {cell}:{row}:{column}" if cell is not None else f"{row}:{column}"
+
+
+def apply_edits(source: str, edits: Iterable[Edit]) -> str:
+    """`source` with `edits` applied (1-based rows and character columns; edits must not overlap)."""
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(row: int, column: int) -> int:
+        if row > len(starts) - 1:
+            return len(source)
+        return min(starts[row - 1] + column - 1, len(source))
+
+    ordered = sorted(edits, key=lambda edit: (edit.span.start, edit.span.end), reverse=True)
+    text = source
+    for edit in ordered:
+        start = offset(edit.span.start.row, edit.span.start.column)
+        end = offset(edit.span.end.row, edit.span.end.column)
+        text = text[:start] + edit.content + text[end:]
+    return text
+
+
+def plural(count: int, word: str) -> str:
+    """`1 error`, `2 errors`."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What a run found, for the summary line and statistics."""
+
+    errors: int
+    warnings: int
+    safe_fixes: int
+    unsafe_fixes: int
+    failed_files: int
+
+    @classmethod
+    def of(cls, results: Sequence[FileResult]) -> Counts:
+        """Count the findings and unlintable files of `results`."""
+        diagnostics = [d for result in results for d in result.diagnostics]
+        return cls(
+            errors=sum(d.severity is Severity.ERROR for d in diagnostics),
+            warnings=sum(d.severity is Severity.WARNING for d in diagnostics),
+            safe_fixes=sum(is_safe_fix(d) for d in diagnostics),
+            unsafe_fixes=sum(is_unsafe_fix(d) for d in diagnostics),
+            failed_files=sum(bool(result.errors) for result in results),
+        )
+
+
+def summary_lines(results: Sequence[FileResult]) -> list[Text]:
+    """The closing lines of the text formats: what was found, what `--fix` can do, which files failed."""
+    counts = Counts.of(results)
+    lines: list[Text] = []
+    if counts.errors or counts.warnings:
+        found = plural(counts.errors, "error")
+        if counts.warnings:
+            found += f" and {plural(counts.warnings, 'warning')}"
+        fixes = []
+        if counts.safe_fixes:
+            fixes.append(f"{counts.safe_fixes} fixable with --fix")
+        if counts.unsafe_fixes:
+            more = "more" if counts.safe_fixes else "fixable"
+            fixes.append(f"{counts.unsafe_fixes} {more} with --unsafe-fixes")
+        suffix = f" ({', '.join(fixes)})" if fixes else ""
+        lines.append(Text(f"Found {found}{suffix}.", style="bold"))
+    if counts.failed_files:
+        lines.append(Text(f"{plural(counts.failed_files, 'file')} could not be linted.", style="bold red"))
+    if not lines:
+        lines.append(Text("All checks passed!", style="bold green"))
+    return lines

@@ -1,0 +1,172 @@
+"""`--output-format full`: each finding with its source excerpt, related places, and fix as a diff.
+
+    error[GG001]: `loss` is backward-ed again after its graph was freed
+      --> train.py:42:9
+       |
+    41 |         loss.backward()
+       |         --------------- graph freed here
+    42 |         loss.backward()
+       |         ^^^^^^^^^^^^^^^
+       |
+    help: Pass `retain_graph=True` to the first backward [unsafe fix: needs --unsafe-fixes]
+       |
+       | --- train.py
+       ...
+    note: `gradguard rule GG001` explains repeated-backward
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from rich.text import Text
+
+from gradguard.model import Applicability, Diagnostic, FileError, FileResult, Severity, Span
+from gradguard.report import snippet
+from gradguard.report._common import (
+    Writer,
+    apply_edits,
+    cell_source,
+    display_path,
+    position,
+    rule_name,
+    sorted_diagnostics,
+    sorted_errors,
+    sorted_results,
+    summary_lines,
+)
+
+_STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow"}
+
+
+def _location(width: int, arrow: str, path: str, span: Span, cell: int | None) -> Text:
+    text = Text(" " * width)
+    text.append(arrow, style=snippet.GUTTER_STYLE)
+    text.append(f" {path}:{position(span.start.row, span.start.column, cell)}")
+    return text
+
+
+def _groups(diagnostic: Diagnostic) -> list[tuple[int | None, list[snippet.Annotation]]]:
+    """The annotations of a finding grouped by the text they point into (notebook cell), primary first."""
+    groups: dict[int | None, list[snippet.Annotation]] = {
+        diagnostic.cell: [snippet.Annotation(diagnostic.span, "", primary=True)]
+    }
+    for index, related in enumerate(diagnostic.related):
+        cells = diagnostic.related_cells
+        cell = cells[index] if index < len(cells) else diagnostic.cell
+        groups.setdefault(cell, []).append(snippet.Annotation(related.span, related.message, primary=False))
+    primary = groups.pop(diagnostic.cell)
+    others = sorted(groups.items(), key=lambda item: item[0] or 0)
+    return [(diagnostic.cell, primary), *others]
+
+
+def _fix_lines(result: FileResult, path: str, diagnostic: Diagnostic, width: int) -> Iterator[Text]:
+    fix = diagnostic.fix
+    if fix is None:
+        return
+    how = (
+        "safe fix: --fix applies it"
+        if fix.applicability is Applicability.SAFE
+        else "unsafe fix: needs --unsafe-fixes"
+    )
+    help_line = Text("help", style="bold cyan")
+    help_line.append(f": {fix.message} ")
+    help_line.append(f"[{how}]", style="cyan")
+    yield help_line
+    before = cell_source(result, diagnostic.cell)
+    if before is None or not fix.edits:
+        return
+    label = f"{path}:cell {diagnostic.cell}" if diagnostic.cell is not None else path
+    after = apply_edits(before, fix.edits)
+    diff = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=label, tofile=label, n=1
+    )
+    yield snippet.gutter(width)
+    for line in diff:
+        shown = line.rstrip("\r\n").expandtabs(snippet.TAB_SIZE)
+        style = ""
+        if line.startswith(("---", "+++")):
+            style = "bold"
+        elif line.startswith("@@"):
+            style = "cyan"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("+"):
+            style = "green"
+        text = snippet.gutter(width)
+        text.append(" ")
+        text.append(shown, style=style)
+        yield text
+    yield snippet.gutter(width)
+
+
+def diagnostic_block(result: FileResult, path: str, diagnostic: Diagnostic) -> Iterator[Text]:
+    """The lines that show one finding."""
+    style = _STYLES[diagnostic.severity]
+    head = Text(f"{diagnostic.severity.value}[{diagnostic.code}]", style=style)
+    head.append(": ")
+    head.append(diagnostic.message, style="bold")
+    yield head
+
+    groups = _groups(diagnostic)
+    sized = []
+    for cell, annotations in groups:
+        source = cell_source(result, cell)
+        if source is not None:
+            count = len(source.splitlines())
+            sized.extend((a.span.start.row, count) for a in annotations)
+    width = snippet.gutter_width(sized)
+
+    for index, (cell, annotations) in enumerate(groups):
+        source = cell_source(result, cell)
+        arrow = "-->" if index == 0 else ":::"
+        yield _location(width, arrow, path, annotations[0].span, cell)
+        if source is None:
+            for annotation in annotations:
+                if annotation.label:
+                    yield Text(f"{' ' * width} = {annotation.label}")
+            continue
+        yield from snippet.render(source, annotations, width, style)
+
+    yield from _fix_lines(result, path, diagnostic, width)
+    note = Text("note", style="bold")
+    note.append(f": `gradguard rule {diagnostic.code}` explains {rule_name(diagnostic.code)}")
+    yield note
+
+
+def error_block(result: FileResult, path: str, error: FileError) -> Iterator[Text]:
+    """The lines that show a file gradguard could not lint, with the offending line when there is one."""
+    head = Text("error", style="bold red")
+    head.append(": ")
+    head.append(error.message, style="bold")
+    yield head
+    if error.row is None:
+        yield Text(f"  --> {path}")
+        return
+    span = Span.of(error.row, error.column or 1, error.row, (error.column or 1) + 1)
+    source = result.source
+    count = len(source.splitlines()) if source is not None else 0
+    width = snippet.gutter_width([(error.row, count)])
+    yield _location(width, "-->", path, span, None)
+    if source is not None and error.row <= count:
+        yield from snippet.render(source, [snippet.Annotation(span, "", primary=True)], width, "bold red")
+
+
+def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path) -> None:
+    """Write every file error and finding as a block, then the summary."""
+    writer = Writer(out, color)
+    for result in sorted_results(results, cwd):
+        path = display_path(result.path, cwd)
+        for error in sorted_errors(result.errors):
+            for line in error_block(result, path, error):
+                writer.line(line)
+            writer.line()
+        for diagnostic in sorted_diagnostics(result.diagnostics):
+            for line in diagnostic_block(result, path, diagnostic):
+                writer.line(line)
+            writer.line()
+    for line in summary_lines(results):
+        writer.line(line)

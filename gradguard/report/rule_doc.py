@@ -1,0 +1,62 @@
+"""`gradguard rule CODE` and `gradguard rule --all`: the catalogue, rendered with rich."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich import box
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+from rich.text import Text
+
+from gradguard.catalogue import RuleDoc
+from gradguard.model import Applicability, Severity
+from gradguard.report._common import display_body
+
+_SEVERITY_STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow"}
+
+
+def fix_label(applicability: Applicability) -> str:
+    """How a rule's fix is applied, in the words of the command line."""
+    if applicability is Applicability.SAFE:
+        return "safe: `gradguard lint --fix` applies it"
+    return "unsafe: applied only with `gradguard lint --fix --unsafe-fixes`, review it"
+
+
+def render_rule(doc: RuleDoc, console: Console) -> None:
+    """Print one rule: a summary of its front matter, then its Markdown document."""
+    title = Text(doc.code, style="bold")
+    title.append(f" {doc.name}", style="bold cyan")
+    console.print(title)
+    console.print(Text(doc.summary))
+    console.print()
+    facts = Table.grid(padding=(0, 2))
+    facts.add_column(style="bold", no_wrap=True)
+    facts.add_column()
+    facts.add_row("Severity", Text(doc.severity.value, style=_SEVERITY_STYLES[doc.severity]))
+    facts.add_row("Fix", Text(fix_label(doc.fix_applicability)))
+    facts.add_row("Explains", Text(doc.torch_error))
+    facts.add_row("Document", Text(doc.url))
+    console.print(facts)
+    console.print()
+    console.print(Markdown(display_body(doc)))
+
+
+def render_catalogue(docs: Iterable[RuleDoc], console: Console) -> None:
+    """Print a table of rules: code, name, severity, fix applicability and summary."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("Code", style="bold", no_wrap=True)
+    table.add_column("Name", style="cyan", no_wrap=True)
+    table.add_column("Severity", no_wrap=True)
+    table.add_column("Fix", no_wrap=True)
+    table.add_column("Summary")
+    for doc in docs:
+        table.add_row(
+            doc.code,
+            doc.name,
+            Text(doc.severity.value, style=_SEVERITY_STYLES[doc.severity]),
+            doc.fix_applicability.value,
+            doc.summary,
+        )
+    console.print(table)
