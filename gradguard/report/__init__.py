@@ -17,12 +17,17 @@ from gradguard.report import concise, full, github, json_format, sarif, statisti
 FORMATS = ("concise", "full", "json", "github", "sarif")
 
 
-def emit(results: Sequence[FileResult], *, fmt: str, out: TextIO, color: bool, cwd: Path) -> None:
-    """Write `results` to `out` in format `fmt` (one of `FORMATS`; ValueError otherwise)."""
+def emit(
+    results: Sequence[FileResult], *, fmt: str, out: TextIO, color: bool, cwd: Path, summary: bool = True
+) -> None:
+    """Write `results` to `out` in format `fmt` (one of `FORMATS`; ValueError otherwise).
+
+    The text formats (concise, full) end with a summary line unless `summary` is False (`--quiet`).
+    """
     if fmt == "concise":
-        concise.emit(results, out=out, color=color, cwd=cwd)
+        concise.emit(results, out=out, color=color, cwd=cwd, summary=summary)
     elif fmt == "full":
-        full.emit(results, out=out, color=color, cwd=cwd)
+        full.emit(results, out=out, color=color, cwd=cwd, summary=summary)
     elif fmt == "json":
         json_format.emit(results, out=out, cwd=cwd)
     elif fmt == "github":
@@ -33,6 +38,6 @@ def emit(results: Sequence[FileResult], *, fmt: str, out: TextIO, color: bool, c
         raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-def emit_statistics(results: Sequence[FileResult], *, out: TextIO, color: bool) -> None:
-    """Write the count of findings per rule (ruff's `--statistics`), then the summary."""
-    statistics.emit(results, out=out, color=color)
+def emit_statistics(results: Sequence[FileResult], *, out: TextIO, color: bool, summary: bool = True) -> None:
+    """Write the count of findings per rule (ruff's `--statistics`), then the summary unless `summary` is False."""
+    statistics.emit(results, out=out, color=color, summary=summary)

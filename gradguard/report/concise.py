@@ -56,8 +56,8 @@ def error_line(path: str, error: FileError) -> Text:
     return text
 
 
-def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path) -> None:
-    """Write every file error and finding, one per line, then the summary."""
+def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path, summary: bool = True) -> None:
+    """Write every file error and finding, one per line, then the summary (unless `summary` is False)."""
     writer = Writer(out, color)
     for result in sorted_results(results, cwd):
         path = display_path(result.path, cwd)
@@ -65,5 +65,6 @@ def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path) 
             writer.line(error_line(path, error))
         for diagnostic in sorted_diagnostics(result.diagnostics):
             writer.line(diagnostic_line(path, diagnostic))
-    for line in summary_lines(results):
-        writer.line(line)
+    if summary:
+        for line in summary_lines(results):
+            writer.line(line)

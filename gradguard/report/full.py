@@ -1,16 +1,23 @@
 """`--output-format full`: each finding with its source excerpt, related places, and fix as a diff.
 
-    error[GG001]: `loss` is backward-ed again after its graph was freed
-      --> train.py:42:9
+    error[GG001]: `total` backward-s through the graph of `loss`, already freed by `loss.backward()`
+      --> train.py:41:13
        |
-    41 |         loss.backward()
-       |         --------------- graph freed here
-    42 |         loss.backward()
-       |         ^^^^^^^^^^^^^^^
+    37 |             loss = criterion(model(x), y)
+       |             ----------------------------- `loss` assigned here
+    38 |             loss.backward()
+       |             --------------- graph freed here
+    ...
+    41 |             total.backward()
+       |             ^^^^^^^^^^^^^^^^
        |
-    help: Pass `retain_graph=True` to the first backward [unsafe fix: needs --unsafe-fixes]
+    help: Backward once, through `total` (which includes `loss`) [unsafe fix: needs --unsafe-fixes]
        |
        | --- train.py
+       | +++ train.py
+       | @@ -37,3 +37,2 @@
+       |              loss = criterion(model(x), y)
+       | -            loss.backward()
        ...
     note: `gradguard rule GG001` explains repeated-backward
 """
@@ -155,8 +162,8 @@ def error_block(result: FileResult, path: str, error: FileError) -> Iterator[Tex
         yield from snippet.render(source, [snippet.Annotation(span, "", primary=True)], width, "bold red")
 
 
-def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path) -> None:
-    """Write every file error and finding as a block, then the summary."""
+def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path, summary: bool = True) -> None:
+    """Write every file error and finding as a block, then the summary (unless `summary` is False)."""
     writer = Writer(out, color)
     for result in sorted_results(results, cwd):
         path = display_path(result.path, cwd)
@@ -168,5 +175,6 @@ def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path) 
             for line in diagnostic_block(result, path, diagnostic):
                 writer.line(line)
             writer.line()
-    for line in summary_lines(results):
-        writer.line(line)
+    if summary:
+        for line in summary_lines(results):
+            writer.line(line)

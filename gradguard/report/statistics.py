@@ -60,7 +60,7 @@ def _fixable(stat: Statistic) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def emit(results: Sequence[FileResult], *, out: TextIO, color: bool) -> None:
+def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, summary: bool = True) -> None:
     """Write one line per rule: count, code, `[*]` when `--fix` can fix some, name and fixable counts."""
     writer = Writer(out, color)
     stats = statistics(results)
@@ -77,5 +77,6 @@ def emit(results: Sequence[FileResult], *, out: TextIO, color: bool) -> None:
         text.append(stat.name)
         text.append(_fixable(stat))
         writer.line(text)
-    for line in summary_lines(results):
-        writer.line(line)
+    if summary:
+        for line in summary_lines(results):
+            writer.line(line)

@@ -172,3 +172,14 @@ def test_apply_edits_handles_insertions_deletions_and_several_edits() -> None:
     )
     assert apply_edits(source, edits) == "a = 10\nc = 3  # end"
     assert apply_edits(source, ()) == source
+
+
+@pytest.mark.parametrize("fmt", ["concise", "full"])
+def test_quiet_runs_print_no_summary(fmt: str) -> None:
+    out = io.StringIO()
+    report.emit(all_results(), fmt=fmt, out=out, color=False, cwd=CWD, summary=False)
+    assert "Found" not in out.getvalue() and "could not be linted" not in out.getvalue()
+    assert out.getvalue() == render(all_results(), fmt).rsplit("Found ", 1)[0]
+    stats = io.StringIO()
+    report.emit_statistics(all_results(), out=stats, color=False, summary=False)
+    assert stats.getvalue().splitlines()[-1] == "1\tGG010\t[*] graph-kept-for-logging (1 fixable)"
