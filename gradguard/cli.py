@@ -193,7 +193,7 @@ def _report(
     """Print what the run found and return the exit code."""
     from gradguard import report
 
-    stdout = click.get_text_stream("stdout")
+    stdout = sys.stdout
     errors = [error for result in results for error in result.errors]
     fixed = sum(outcome.fixed for outcome in outcomes)
     if mode is not None and not mode.write:
@@ -234,7 +234,7 @@ def rule(code: str | None, show_all: bool) -> None:
 
     if not show_all and code is None:
         raise click.UsageError("give a rule code (e.g. GG001) or --all")
-    stdout = click.get_text_stream("stdout")
+    stdout = sys.stdout
     console = Console(file=stdout, no_color=not use_color(stdout), highlight=False)
     if show_all:
         render_catalogue(list(catalogue.load().values()), console)

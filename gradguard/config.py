@@ -158,11 +158,21 @@ class Settings:
             return None
         return relative.replace(os.sep, "/")
 
-    def is_excluded(self, path: str | os.PathLike[str], is_dir: bool) -> bool:
-        """True when `exclude`/`extend-exclude` matches the path (or, outside `root`, its name)."""
-        relative = self.relative(path)
+    def is_excluded(self, path: str | os.PathLike[str], is_dir: bool, anchor: str | None = None) -> bool:
+        """True when `exclude`/`extend-exclude` matches the path.
+
+        Patterns are relative to `root`; a path outside it is matched by its name. With `anchor` (a
+        folder given explicitly although excluded), paths below it are matched relative to it instead,
+        so that the folder's own name does not exclude everything inside it.
+        """
+        absolute = os.path.abspath(path)
+        relative = self.relative(absolute)
+        if anchor is not None and (relative is None or not _is_below(str(self.root), anchor)):
+            inside = os.path.relpath(absolute, anchor)
+            if not inside.startswith(".."):
+                relative = inside.replace(os.sep, "/")
         if relative is None or relative == ".":
-            relative = os.path.basename(os.path.abspath(path))
+            relative = os.path.basename(absolute)
         if is_dir:
             relative += "/"
         return self._exclude_spec.match_file(relative)
@@ -178,6 +188,10 @@ class Settings:
         import pathspec
 
         return tuple(pathspec.GitIgnoreSpec.from_lines([pattern]) for pattern, _ in self.per_file_ignores)
+
+
+def _is_below(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _matches(code: str, selectors: Iterable[str]) -> bool:
@@ -304,13 +318,20 @@ def _reason(exc: BaseException) -> str:
 class Resolver:
     """Finds the settings that apply to each path, reading every config file once.
 
-    `config` (the `--config FILE` option) replaces discovery: it applies to every path.
+    `config` (the `--config FILE` option) replaces discovery: it applies to every path. `known` (the
+    rule codes) defaults to the catalogue's.
     """
 
-    def __init__(self, cwd: Path, cli: CliOverrides | None = None, config: Path | None = None) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        cli: CliOverrides | None = None,
+        config: Path | None = None,
+        known: tuple[str, ...] | None = None,
+    ) -> None:
         self.cwd = cwd.resolve()
         self.cli = cli or CliOverrides()
-        self._known: tuple[str, ...] | None = None
+        self._known = known
         self._by_dir: dict[Path, Settings] = {}
         self._forced: Settings | None = None
         if self.cli.output_format is not None and self.cli.output_format not in OUTPUT_FORMATS:

@@ -93,7 +93,7 @@ def discover(paths: list[str], resolver: Resolver, *, force_exclude: bool = Fals
 
 
 def _excluded_explicit(path: str, is_dir: bool, resolver: Resolver) -> bool:
-    """`--force-exclude`: an explicit path is dropped when it or a parent folder is excluded."""
+    """True when an explicit path, or a folder above it, is excluded or git-ignored."""
     absolute = os.path.abspath(path)
     settings = resolver.for_path(absolute)
     if settings.is_excluded(absolute, is_dir):
@@ -102,22 +102,43 @@ def _excluded_explicit(path: str, is_dir: bool, resolver: Resolver) -> bool:
     while True:
         relative = settings.relative(parent)
         if relative is None or relative == ".":
-            return False
+            break
         if settings.is_excluded(parent, True):
             return True
         parent = os.path.dirname(parent)
+    ignores = _ancestor_ignores(absolute)
+    current = absolute
+    while ignores:
+        if _git_ignored(current, current != absolute or is_dir, ignores):
+            return True
+        current = os.path.dirname(current)
+        ignores = [ignore for ignore in ignores if _is_below(current, ignore.base) and current != ignore.base]
+    return False
+
+
+def _is_below(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 class _Walker:
-    """One recursive walk: the .gitignore stack and the settings of each folder."""
+    """One recursive walk: the .gitignore stack and the settings of each folder.
+
+    When the folder given is itself excluded or git-ignored, the user asked for it anyway: patterns are
+    then matched below it (relative to it), and the .gitignore files above it do not apply.
+    """
 
     def __init__(self, resolver: Resolver, files: dict[str, None], errors: list[FileError]) -> None:
         self.resolver = resolver
         self.files = files
         self.errors = errors
+        self.anchor: str | None = None
 
     def walk(self, top: str) -> None:
-        ignores = _ancestor_ignores(os.path.abspath(top))
+        absolute = os.path.abspath(top)
+        ignores = _ancestor_ignores(absolute)
+        if _excluded_explicit(top, True, self.resolver):
+            self.anchor = absolute
+            ignores = []
         self._walk_dir(top, ignores)
 
     def _walk_dir(self, directory: str, ignores: list[_Ignore]) -> None:
@@ -157,10 +178,9 @@ class _Walker:
                     continue
             self.files.setdefault(path, None)
 
-    @staticmethod
-    def _ignored(path: str, is_dir: bool, ignores: list[_Ignore], settings: Settings) -> bool:
+    def _ignored(self, path: str, is_dir: bool, ignores: list[_Ignore], settings: Settings) -> bool:
         absolute = os.path.abspath(path)
-        if settings.is_excluded(absolute, is_dir):
+        if settings.is_excluded(absolute, is_dir, self.anchor):
             return True
         return _git_ignored(absolute, is_dir, ignores)
 

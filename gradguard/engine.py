@@ -55,12 +55,23 @@ def read_bytes(path: str) -> bytes:
     try:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode):
-            kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
-            raise InputError(FileError(path, f"cannot lint {kind}"))
+            raise InputError(FileError(path, f"not a regular file ({_kind(mode)}), not linted"))
         with open(path, "rb") as handle:
             return handle.read()
     except OSError as exc:
         raise InputError(FileError(path, f"cannot read: {describe_os_error(exc)}")) from None
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
 
 
 def decode(data: bytes, path: str) -> tuple[str, str]:
