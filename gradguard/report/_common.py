@@ -10,6 +10,7 @@ from typing import TextIO
 
 from rich.color import ColorSystem
 from rich.console import Console
+from rich.segment import Segment
 from rich.text import Text
 
 from gradguard import catalogue
@@ -40,7 +41,9 @@ class Writer:
         if self._console is None:
             self._out.write(text.plain + "\n")
             return
-        for segment in text.render(self._console, end=""):
+        # Text.render leaves the text's own style to the caller: apply it under the spans' styles.
+        base = self._console.get_style(text.style) if text.style else None
+        for segment in Segment.apply_style(text.render(self._console, end=""), style=base):
             if segment.style:
                 self._out.write(segment.style.render(segment.text, color_system=ColorSystem.STANDARD))
             else:

@@ -183,3 +183,7 @@ def test_quiet_runs_print_no_summary(fmt: str) -> None:
     stats = io.StringIO()
     report.emit_statistics(all_results(), out=stats, color=False, summary=False)
     assert stats.getvalue().splitlines()[-1] == "1\tGG010\t[*] graph-kept-for-logging (1 fixable)"
+
+
+def test_colour_reaches_lines_styled_as_a_whole() -> None:
+    assert render([clean_result()], "concise", color=True) == "\x1b[1;32mAll checks passed!\x1b[0m\n"
