@@ -103,9 +103,19 @@ def _cell_lines(cell: Mapping[str, Any]) -> list[str]:
     return text.splitlines()
 
 
+_PYTHON_BODY_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+
+
 def _is_magic_or_shell(line: str) -> bool:
     stripped = line.lstrip()
     return stripped.startswith(("%", "!"))
+
+
+def _cell_magic(first_line: str) -> str | None:
+    stripped = first_line.lstrip()
+    if not stripped.startswith("%%"):
+        return None
+    return stripped[2:].split(maxsplit=1)[0] if stripped[2:].strip() else ""
 
 
 @dataclass(frozen=True)
@@ -124,8 +134,9 @@ class NotebookScript:
 def notebook_script_from_text(text: str) -> NotebookScript:
     """Join the code cells of a notebook given as JSON text; magic and shell lines become blank.
 
-    A cell starting with a cell magic (`%%bash`, `%%time`...) is blanked entirely: its body is not
-    necessarily Python.
+    A cell starting with a cell magic is blanked entirely (`%%bash`, `%%html`: its body is not
+    Python), except for the magics whose body IPython runs as Python (`%%time`, `%%timeit`,
+    `%%capture`, `%%prun`), where only the magic line is blanked.
     """
     try:
         notebook = json.loads(text)
@@ -138,7 +149,8 @@ def notebook_script_from_text(text: str) -> NotebookScript:
         if cell.get("cell_type") != "code":
             continue
         cell_lines = _cell_lines(cell)
-        blank_all = bool(cell_lines) and cell_lines[0].lstrip().startswith("%%")
+        magic = _cell_magic(cell_lines[0]) if cell_lines else None
+        blank_all = magic is not None and magic not in _PYTHON_BODY_CELL_MAGICS
         for row, line in enumerate(cell_lines, start=1):
             lines.append("" if blank_all or _is_magic_or_shell(line) else line)
             origins.append((index, row))
