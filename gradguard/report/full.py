@@ -120,23 +120,23 @@ def diagnostic_block(result: FileResult, path: str, diagnostic: Diagnostic) -> I
 
     groups = _groups(diagnostic)
     sized = []
-    for cell, annotations in groups:
+    for cell, marks in groups:
         source = cell_source(result, cell)
         if source is not None:
             count = len(source.splitlines())
-            sized.extend((a.span.start.row, count) for a in annotations)
+            sized.extend((mark.span.start.row, count) for mark in marks)
     width = snippet.gutter_width(sized)
 
-    for index, (cell, annotations) in enumerate(groups):
+    for index, (cell, marks) in enumerate(groups):
         source = cell_source(result, cell)
         arrow = "-->" if index == 0 else ":::"
-        yield _location(width, arrow, path, annotations[0].span, cell)
+        yield _location(width, arrow, path, marks[0].span, cell)
         if source is None:
-            for annotation in annotations:
-                if annotation.label:
-                    yield Text(f"{' ' * width} = {annotation.label}")
+            for mark in marks:
+                if mark.label:
+                    yield Text(f"{' ' * width} = {mark.label}")
             continue
-        yield from snippet.render(source, annotations, width, style)
+        yield from snippet.render(source, marks, width, style)
 
     yield from _fix_lines(result, path, diagnostic, width)
     note = Text("note", style="bold")

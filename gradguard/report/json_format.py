@@ -1,4 +1,4 @@
-"""`--output-format json`: an array with ruff's field names, so tools that read `ruff check --output-format json` read it.
+"""`--output-format json`: an array with ruff's field names, so tools reading ruff's JSON output read it.
 
 Every entry has ruff 0.17's fields, keys sorted and indented by two like ruff's: `cell`, `code`,
 `end_location`, `filename` (absolute), `fix`, `location`, `message`, `name`, `noqa_row`, `severity`,

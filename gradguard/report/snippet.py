@@ -61,11 +61,9 @@ def _windows(annotations: Sequence[Annotation], line_count: int) -> list[tuple[i
 
 def _marker(line: str, annotation: Annotation, width: int, primary_style: str) -> Text:
     """The line under a source line: blanks up to the span, then `^^^`/`---` and the label."""
-    start = annotation.span.start.column
-    if annotation.span.end.row == annotation.span.start.row:
-        end = annotation.span.end.column
-    else:
-        end = len(line.rstrip()) + 1
+    span = annotation.span
+    start = span.start.column
+    end = span.end.column if span.end.row == span.start.row else len(line.rstrip()) + 1
     before = cell_len(line[: start - 1].expandtabs(TAB_SIZE))
     through = cell_len(line[: max(end, start) - 1].expandtabs(TAB_SIZE))
     text = gutter(width)

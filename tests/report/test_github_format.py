@@ -76,7 +76,7 @@ def test_warnings_are_warning_commands() -> None:
 
 
 def test_a_notebook_finding_is_annotated_on_the_file_with_its_cell_in_the_message() -> None:
-    level, props, message = parse(commands([notebook_result()])[0])
+    _, props, message = parse(commands([notebook_result()])[0])
     assert props == {"file": "notebooks/explore.ipynb", "title": "gradguard (GG003)"}
     assert message.startswith("cell 5:6:5: `hidden` carries")
     assert "\n  cell 3:2:1: `hidden` first assigned here" in message
@@ -84,7 +84,9 @@ def test_a_notebook_finding_is_annotated_on_the_file_with_its_cell_in_the_messag
 
 def test_file_errors_are_error_commands() -> None:
     lines = commands(all_results())
-    assert lines[0] == "::error file=broken.py,line=3,col=9,title=gradguard (file-error)::syntax error: '(' was never closed"
+    assert lines[0] == (
+        "::error file=broken.py,line=3,col=9,title=gradguard (file-error)::syntax error: '(' was never closed"
+    )
     assert lines[1] == "::error file=data/missing.py,title=gradguard (file-error)::no such file or directory"
 
 

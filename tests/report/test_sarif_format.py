@@ -82,7 +82,8 @@ def test_a_result_points_at_the_finding_with_its_related_places_and_fix() -> Non
     location = result["locations"][0]["physicalLocation"]
     assert location["artifactLocation"] == {"uri": "train.py", "uriBaseId": "%SRCROOT%"}
     assert location["region"] == {"startLine": 41, "startColumn": 13, "endLine": 41, "endColumn": 29}
-    assert [(r["id"], r["message"]["text"], r["physicalLocation"]["region"]["startLine"]) for r in result["relatedLocations"]] == [
+    related = result["relatedLocations"]
+    assert [(r["id"], r["message"]["text"], r["physicalLocation"]["region"]["startLine"]) for r in related] == [
         (0, "graph freed here", 38),
         (1, "`loss` assigned here", 37),
     ]
@@ -90,7 +91,10 @@ def test_a_result_points_at_the_finding_with_its_related_places_and_fix() -> Non
     assert fix["description"]["text"] == "Backward once, through `total` (which includes `loss`) (unsafe fix)"
     (change,) = fix["artifactChanges"]
     assert change["replacements"] == [
-        {"deletedRegion": {"startLine": 38, "startColumn": 1, "endLine": 39, "endColumn": 1}, "insertedContent": {"text": ""}}
+        {
+            "deletedRegion": {"startLine": 38, "startColumn": 1, "endLine": 39, "endColumn": 1},
+            "insertedContent": {"text": ""},
+        }
     ]
     assert run["results"][1]["level"] == "warning"
 
@@ -120,7 +124,8 @@ def test_files_that_could_not_be_linted_are_notifications() -> None:
     invocation = sarif(all_results())["runs"][0]["invocations"][0]
     assert invocation["executionSuccessful"] is False
     notes = invocation["toolExecutionNotifications"]
-    assert [(n["message"]["text"], n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for n in notes] == [
+    where = [n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for n in notes]
+    assert list(zip([n["message"]["text"] for n in notes], where, strict=True)) == [
         ("syntax error: '(' was never closed", "broken.py"),
         ("no such file or directory", "data/missing.py"),
     ]
