@@ -1,0 +1,132 @@
+"""The content-hash cache: warm runs read it, `--no-cache` bypasses it, broken entries are rebuilt,
+concurrent runs never tear it, and a warm run does not load the parser."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from cli_support import GG001_ROW, GG001_SOURCE, NO_TORCH_SOURCE, Project, subprocess_env
+
+from gradguard import __version__
+
+
+def _entries(root: Path) -> list[Path]:
+    return sorted((root / ".gradguard_cache").glob("*/*.json"))
+
+
+def _plant(entry: Path, message: str) -> None:
+    """Rewrite a valid entry so that it reports one finding the analysis would never produce."""
+    payload = json.loads(entry.read_text(encoding="utf-8"))
+    payload["result"]["diagnostics"] = [
+        {
+            "code": "GG001",
+            "message": message,
+            "span": [[1, 1], [1, 7]],
+            "severity": "error",
+            "cell": None,
+            "related": [],
+            "related_cells": [],
+            "fix": None,
+        }
+    ]
+    entry.write_text(json.dumps(payload), encoding="utf-8")
+
+
+def test_warm_run_reads_the_cache_and_no_cache_bypasses_it(project: Project) -> None:
+    project.write("train.py", "import torch\nloss = torch.ones(1, requires_grad=True).sum()\nloss.backward()\n")
+    project.write("util.py", NO_TORCH_SOURCE)
+    first = project.lint()
+    assert first.exit_code == 0, first.output
+    entries = _entries(project.root)
+    assert len(entries) == 1, "only files that pass the prefilter are analysed and cached"
+    assert (project.root / ".gradguard_cache" / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    _plant(entries[0], "planted in the cache")
+    warm = project.lint()
+    assert "train.py:1:1: GG001 planted in the cache" in warm.output
+    assert warm.exit_code == 1
+    cold = project.lint("--no-cache")
+    assert "planted" not in cold.output
+    assert cold.exit_code == 0
+
+
+def test_no_cache_writes_nothing(project: Project) -> None:
+    project.write("train.py", GG001_SOURCE)
+    project.lint("--no-cache")
+    assert not (project.root / ".gradguard_cache").exists()
+
+
+def test_changed_file_or_selection_misses(project: Project) -> None:
+    path = project.write("train.py", "import torch\nx = torch.ones(1, requires_grad=True)\nx.sum().backward()\n")
+    project.lint()
+    (entry,) = _entries(project.root)
+    _plant(entry, "planted in the cache")
+    path.write_text(path.read_text() + "# edited\n", encoding="utf-8")
+    assert "planted" not in project.lint().output
+    path.write_text(path.read_text().replace("# edited\n", ""), encoding="utf-8")
+    assert "planted" in project.lint().output
+    project.write("pyproject.toml", "[tool.gradguard]\nignore = ['GG009']\n")
+    changed = project.lint()
+    assert changed.exit_code == 0, changed.output
+    assert "planted" not in changed.output
+
+
+def test_corrupt_truncated_and_foreign_entries_are_rebuilt(project: Project) -> None:
+    project.write("train.py", GG001_SOURCE)
+    expected = f"train.py:{GG001_ROW}:"
+    project.lint()
+    (entry,) = _entries(project.root)
+    good = entry.read_text(encoding="utf-8")
+    foreign = json.dumps(json.loads(good) | {"version": "0.0.0-other"})
+    for broken in (good[: len(good) // 2], "\x00\x01garbage", "[]", foreign):
+        entry.write_text(broken, encoding="utf-8")
+        result = project.lint()
+        assert result.exit_code == 1, result.output
+        assert expected in result.output
+        rebuilt = json.loads(entry.read_text(encoding="utf-8"))
+        assert rebuilt["version"] == __version__
+
+
+def test_concurrent_runs_leave_valid_entries(project: Project) -> None:
+    for index in range(40):
+        project.write(f"pkg/m{index}.py", GG001_SOURCE.replace("w *", f"w * {index} *"))
+    command = [sys.executable, "-m", "gradguard", "lint", "--exit-zero", "--output-format", "json"]
+    runs = [
+        subprocess.Popen(command, cwd=project.root, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    for run, (stdout, stderr) in zip(runs, outputs, strict=True):
+        assert run.returncode == 0, stderr
+        assert len(json.loads(stdout)) == 40
+    entries = _entries(project.root)
+    assert len(entries) == 40
+    for entry in entries:
+        assert json.loads(entry.read_text(encoding="utf-8"))["version"] == __version__
+    assert not list((project.root / ".gradguard_cache").glob("*/.tmp-*"))
+
+
+def test_warm_run_does_not_import_the_parser(project: Project) -> None:
+    project.write("train.py", GG001_SOURCE)
+    project.write("util.py", NO_TORCH_SOURCE)
+    project.write("notes.ipynb", json.dumps({"cells": [{"cell_type": "code", "source": ["x = 1\n"]}]}))
+    probe = (
+        "import atexit, sys, runpy\n"
+        "atexit.register(lambda: print('PARSER' if 'libcst' in sys.modules else 'NO-PARSER', file=sys.stderr))\n"
+        "sys.argv = ['gradguard', 'lint', '.']\n"
+        "runpy.run_module('gradguard', run_name='__main__')\n"
+    )
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", probe], cwd=project.root, env=subprocess_env(), capture_output=True, text=True, timeout=120
+        )
+
+    cold = run()
+    assert cold.returncode == 1, cold.stdout + cold.stderr
+    warm = run()
+    assert warm.returncode == 1, warm.stdout + warm.stderr
+    assert f"train.py:{GG001_ROW}:" in warm.stdout
+    assert warm.stderr.strip().splitlines()[-1] == "NO-PARSER"
