@@ -3,8 +3,9 @@
 One run whose driver lists every rule of the catalogue (with its document as help), results with the
 finding's place, its related places (graph freed here, carrier assigned here) and its fix. Paths inside
 the working directory are relative to `%SRCROOT%` (the working directory), others are absolute `file:`
-URIs. A notebook finding points at the `.ipynb` file without a region (its rows count within a cell,
-not within the file); the cell, row and column lead the message and sit in the location's properties.
+URIs, and the invocation's `workingDirectory` tells GitHub where the checkout is. A notebook finding
+points at line 1 of the `.ipynb` file (its rows count within a cell, not within the file's JSON, and
+GitHub needs a line); the cell, row and column lead the message and sit in the location's properties.
 Files that could not be linted are tool execution notifications, and make `executionSuccessful` false.
 """
 
@@ -62,7 +63,14 @@ def rule_descriptor(doc: catalogue.RuleDoc) -> dict[str, Any]:
 
 
 def _unknown_descriptor(code: str) -> dict[str, Any]:
-    return {"id": code, "helpUri": catalogue.DOCS_URL.format(code=code)}
+    url = catalogue.DOCS_URL.format(code=code)
+    return {
+        "id": code,
+        "shortDescription": {"text": code},
+        "fullDescription": {"text": code},
+        "help": {"text": url},
+        "helpUri": url,
+    }
 
 
 def _artifact(path: str, cwd: Path) -> dict[str, str]:
@@ -87,7 +95,7 @@ def _physical(artifact: dict[str, str], span: Span, cell: int | None) -> dict[st
     if cell is None:
         return {"physicalLocation": {"artifactLocation": artifact, "region": _region(span)}}
     return {
-        "physicalLocation": {"artifactLocation": artifact},
+        "physicalLocation": {"artifactLocation": artifact, "region": {"startLine": 1}},
         "properties": {"cell": cell, "row": span.start.row, "column": span.start.column},
     }
 
@@ -160,6 +168,7 @@ def log(results: Sequence[FileResult], cwd: Path) -> dict[str, Any]:
                 doc = rule_doc(diagnostic.code)
                 rules.append(rule_descriptor(doc) if doc else _unknown_descriptor(diagnostic.code))
             sarif_results.append(result_object(diagnostic, artifact, index[diagnostic.code]))
+    root = Path(os.path.abspath(cwd)).as_uri().rstrip("/") + "/"
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -173,10 +182,14 @@ def log(results: Sequence[FileResult], cwd: Path) -> dict[str, Any]:
                         "rules": rules,
                     }
                 },
-                "originalUriBaseIds": {SRCROOT: {"uri": Path(os.path.abspath(cwd)).as_uri().rstrip("/") + "/"}},
+                "originalUriBaseIds": {SRCROOT: {"uri": root}},
                 "columnKind": "unicodeCodePoints",
                 "invocations": [
-                    {"executionSuccessful": not notifications, "toolExecutionNotifications": notifications}
+                    {
+                        "executionSuccessful": not notifications,
+                        "toolExecutionNotifications": notifications,
+                        "workingDirectory": {"uri": root},
+                    }
                 ],
                 "results": sarif_results,
             }

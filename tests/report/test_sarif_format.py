@@ -51,6 +51,33 @@ def test_valid_against_the_sarif_schema(results: list) -> None:
     validate(sarif(results))
 
 
+def meets_github_requirements(log: dict[str, Any]) -> None:
+    """What GitHub code scanning needs beyond the schema (sarif-sdk's GH1003, GH1006 and GH2012 checks)."""
+    for run in log["runs"]:
+        for rule in run["tool"]["driver"]["rules"]:
+            assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"] and rule["help"]["text"]
+        roots = [invocation["workingDirectory"]["uri"] for invocation in run["invocations"]]
+        for result in run["results"]:
+            assert result["ruleId"] and result["message"]["text"]
+            for location in [*result["locations"], *result.get("relatedLocations", [])]:
+                physical = location["physicalLocation"]
+                assert physical["region"]["startLine"] >= 1
+                uri = physical["artifactLocation"]["uri"]
+                if uri.startswith("file:"):
+                    assert any(uri.startswith(root) for root in roots), uri
+                else:
+                    assert physical["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+
+
+@pytest.mark.parametrize(
+    "results",
+    [all_results(), [replace(training_result(), path="/project/sub/t.py")], [notebook_result()]],
+    ids=["everything", "absolute-path-inside-cwd", "notebook"],
+)
+def test_meets_github_code_scanning_requirements(results: list) -> None:
+    meets_github_requirements(sarif(results))
+
+
 def test_the_validator_does_catch_mistakes() -> None:
     log = sarif([training_result()])
     log["runs"][0]["results"][0]["level"] = "fatal"
@@ -102,7 +129,7 @@ def test_a_result_points_at_the_finding_with_its_related_places_and_fix() -> Non
 def test_notebook_results_name_the_file_and_keep_the_cell_in_properties() -> None:
     result = sarif([notebook_result()])["runs"][0]["results"][0]
     location = result["locations"][0]
-    assert "region" not in location["physicalLocation"]
+    assert location["physicalLocation"]["region"] == {"startLine": 1}
     assert location["properties"] == {"cell": 5, "row": 6, "column": 5}
     assert result["message"]["text"].startswith("cell 5:6:5: ")
     assert "fixes" not in result
@@ -132,6 +159,7 @@ def test_files_that_could_not_be_linted_are_notifications() -> None:
     assert sarif([training_result()])["runs"][0]["invocations"][0] == {
         "executionSuccessful": True,
         "toolExecutionNotifications": [],
+        "workingDirectory": {"uri": "file:///project/"},
     }
 
 
@@ -140,5 +168,7 @@ def test_an_unknown_code_still_gets_a_rule_entry() -> None:
     unknown = replace(result.diagnostics[1], code="GG099")
     run = sarif([replace(result, diagnostics=(unknown,))])["runs"][0]
     rule = run["tool"]["driver"]["rules"][run["results"][0]["ruleIndex"]]
-    assert rule == {"id": "GG099", "helpUri": "https://gradguard.dev/rules/GG099"}
+    assert rule["id"] == "GG099"
+    assert rule["helpUri"] == "https://gradguard.dev/rules/GG099"
     validate({"version": "2.1.0", "runs": [run]})
+    meets_github_requirements({"runs": [run]})
