@@ -1,0 +1,223 @@
+"""From what the interpreter recorded to the facts rules read: which variable carried the stale graph,
+why it was stale (the cause), and which retains and stored graphs are needless."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradguard.analysis.facts import Carrier, Cause, Conflict, FileFacts, KeptAlive, NeedlessRetain
+from gradguard.analysis.expressions import Met
+from gradguard.analysis.program import Program
+from gradguard.analysis.values import CallInfo, Freed, Kind, Read, Value
+
+
+def facts_of(program: Program, source: str) -> FileFacts:
+    """Everything the rules need, from one finished analysis."""
+    facts = FileFacts(program.module, source)
+    seen: set[tuple[int, int]] = set()
+    for met in program.conflicts.values():
+        key = (id(met.failing.node), id(met.freed_by.node))
+        if key in seen:
+            continue
+        seen.add(key)
+        facts.conflicts.append(_conflict(program, met))
+    facts.needless_retains.extend(_needless_retains(program))
+    facts.kept_alive.extend(_kept_alive(program))
+    facts.lightning_backward.extend(program.framework_calls)
+    return facts
+
+
+def _self_update(statement: cst.CSTNode, holder_text: str) -> tuple[bool, bool]:
+    """Whether a statement computes a holder from its own old value, and whether by adding."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.AugAssign):
+                if _text(small.target) == holder_text:
+                    return True, isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign))
+            elif isinstance(small, cst.Assign):
+                targets = [_text(t.target) for t in small.targets]
+                flat = [name for t in small.targets for name in _target_names(t.target)]
+                if holder_text in targets or holder_text in flat:
+                    reads = _mentions(small.value, holder_text)
+                    additive = isinstance(small.value, cst.BinaryOperation) and isinstance(
+                        small.value.operator, (cst.Add, cst.Subtract)) and _text(small.value.left) == holder_text
+                    return reads, additive
+    return False, False
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    text = _text(target)
+    return [text] if text else []
+
+
+def _text(node: cst.CSTNode) -> str:
+    from gradguard.analysis.names import dotted
+
+    return dotted(node) or "" if isinstance(node, cst.BaseExpression) else ""
+
+
+def _mentions(expr: cst.CSTNode, holder_text: str) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> bool:
+            nonlocal found
+            if node.value == holder_text:
+                found = True
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            nonlocal found
+            if _text(node) == holder_text:
+                found = True
+                return False
+            return True
+
+    expr.visit(Finder())
+    return found
+
+
+def _conflict(program: Program, met: Met) -> Conflict:
+    failing, freed_by, value, stale, why = met.failing, met.freed_by, met.value, met.stale, met.why
+    same_root = bool(value.top & stale)
+    carrier: Carrier | None = None
+    loop: cst.CSTNode | None = None
+    entry: cst.CSTNode | None = None
+    boundary = [] if same_root else list(met.boundary)
+    read = _best_read(boundary)
+    created_loops = met.created_loops
+    before_loop = next((loop_ for loop_ in failing.loops if loop_ not in created_loops), None)
+    old_generation = all(n & 1 for n in (read.top & stale if read is not None else stale))
+
+    if read is not None:
+        first_reads = tuple(r for r in program.call_reads.get(freed_by, ()) if r.holder.key == read.holder.key)
+        updates = [_self_update(d, read.holder.text) for d in read.defs]
+        self_update = any(u for u, _ in updates)
+        additive = any(a for _, a in updates)
+        carrier = Carrier(read.holder, tuple(read.defs), tuple(boundary), first_reads,
+                          is_tuple=_is_tuple(program, read), is_container=_is_container(program, read),
+                          maybe_none=read.maybe_none,
+                          self_update=self_update, augmented=additive)
+    elif failing.root_node is not None:
+        holder = _root_holder(failing)
+        if holder is not None:
+            carrier = Carrier(holder, (), (), ())
+
+    if same_root:
+        cause = Cause.SAME_ROOT
+        if freed_by.kind == "framework" or failing.kind == "framework":
+            cause = Cause.FRAMEWORK
+    elif before_loop is not None and (carrier is None or not carrier.self_update):
+        cause = Cause.BUILT_BEFORE_LOOP
+        loop = before_loop
+    elif old_generation and failing.loops:
+        loop = _carrying_loop(failing, created_loops)
+        if carrier is not None and carrier.augmented and carrier.holder.text == failing.root_text:
+            cause = Cause.ACCUMULATED
+        elif carrier is not None and not carrier.self_update and not carrier.is_container:
+            cause = Cause.MEMOIZED
+        else:
+            cause = Cause.LOOP_CARRIED
+    else:
+        cause = Cause.SHARED_FORWARD
+    if failing.kind == "framework" or freed_by.kind == "framework":
+        cause = Cause.FRAMEWORK
+    if read is not None:
+        entry = _entry_statement(read, loop)
+    consumer_stepped = bool(carrier and any(r.consumer in why.stepped for r in carrier.first_reads if r.consumer))
+    root_defs = _root_definitions(program, failing)
+    return Conflict(failing, freed_by, cause, carrier, why.stepped, loop, entry, root_defs,
+                    _function_of(read) if read is not None else None, consumer_stepped)
+
+
+def _best_read(boundary: list[Read]) -> Read | None:
+    """Prefer the read of a named state variable over temporaries; the earliest otherwise."""
+    if not boundary:
+        return None
+    return boundary[0]
+
+
+def _is_tuple(program: Program, read: Read) -> bool:
+    return read.shape == "tuple"
+
+
+def _is_container(program: Program, read: Read) -> bool:
+    return read.shape == "container"
+
+
+def _root_holder(failing: CallInfo):
+    from gradguard.analysis.names import dotted
+    from gradguard.analysis.values import Holder
+
+    node = failing.root_node
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        text = dotted(node)
+        if text is not None:
+            kind = "variable" if isinstance(node, cst.Name) else "attribute"
+            return Holder(kind, (text,), text)
+    return None
+
+
+def _carrying_loop(failing: CallInfo, created_loops: tuple) -> cst.CSTNode | None:
+    common = [loop for loop in failing.loops if loop in created_loops]
+    return common[-1] if common else (failing.loops[-1] if failing.loops else None)
+
+
+def _entry_statement(read: Read, loop: cst.CSTNode | None) -> cst.CSTNode | None:
+    """The statement of the loop body (or of the function body) in which the carrier is read."""
+    for owner, statement in read.chain:
+        if owner is loop:
+            return statement
+    return read.chain[0][1] if read.chain else read.statement
+
+
+def _function_of(read: Read) -> cst.FunctionDef | None:
+    info = read.function
+    node = getattr(info, "node", None)
+    return node if isinstance(node, cst.FunctionDef) else None
+
+
+def _root_definitions(program: Program, failing: CallInfo) -> tuple[cst.CSTNode, ...]:
+    return tuple(program.root_defs.get(failing, ()))
+
+
+def _needless_retains(program: Program) -> list[NeedlessRetain]:
+    results = []
+    seen: set[int] = set()
+    for call, nodes in program.retains.items():
+        if call in program.retains_needed or id(call.node) in seen or call.kind != "backward":
+            continue
+        if nodes & program.escaped or not nodes:
+            continue
+        if any(c.node is call.node for c in program.retains_needed):
+            continue
+        keyword = _retain_keyword(call.node)
+        if keyword is None:
+            continue
+        seen.add(id(call.node))
+        results.append(NeedlessRetain(call, keyword, bool(call.loops)))
+    return results
+
+
+def _retain_keyword(node: cst.CSTNode) -> cst.Arg | None:
+    if not isinstance(node, cst.Call):
+        return None
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "retain_graph":
+            if isinstance(arg.value, cst.Name) and arg.value.value == "True":
+                return arg
+    return None
+
+
+def _kept_alive(program: Program) -> list[KeptAlive]:
+    results = []
+    for holder, statement, item_expr, container, loop, nodes in program.accumulations.values():
+        if nodes & program.backwarded or nodes & program.escaped:
+            continue
+        results.append(KeptAlive(holder, statement, item_expr, container, loop))
+    return results
+
+
+__all__ = ["facts_of", "Kind"]

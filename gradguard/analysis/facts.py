@@ -1,0 +1,129 @@
+"""The facts the analysis hands to rules: conflicts, needless retains, graphs kept alive.
+
+Rules read these and nothing else. Positions are resolved lazily, once per file, and only when
+there is something to report (libcst's position metadata costs as much as parsing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from gradguard.analysis.values import CallInfo, Holder, Read
+from gradguard.model import Span
+
+
+class Cause(StrEnum):
+    """Why a backward reached a graph an earlier call freed."""
+
+    SAME_ROOT = "same-root"  # the very graph was backward-ed before
+    SHARED_FORWARD = "shared-forward"  # another loss of the same forward pass
+    LOOP_CARRIED = "loop-carried"  # state carried over from an earlier iteration
+    ACCUMULATED = "accumulated"  # summed into an accumulator across iterations
+    BUILT_BEFORE_LOOP = "built-before-loop"  # computed once, before the loop or at construction
+    MEMOIZED = "memoized"  # cached on first use and reused afterwards
+    FRAMEWORK = "framework"  # the training framework calls backward again
+
+
+@dataclass(frozen=True)
+class Carrier:
+    """The variable or attribute that brought the stale graph into the failing call."""
+
+    holder: Holder
+    # Statements that (re)assigned the carrier with the stale graph, in source order.
+    assignments: tuple[cst.CSTNode, ...]
+    # Reads of the carrier that fed the failing call's graph, and those that fed the freeing call's.
+    reads: tuple[Read, ...]
+    first_reads: tuple[Read, ...]
+    is_tuple: bool = False
+    is_container: bool = False
+    maybe_none: bool = False
+    self_update: bool = False  # its new value is computed from its old one (h = f(h), acc += x)
+    augmented: bool = False  # updated with `+=` / `x = x + ...`
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A backward or grad call that reaches graph nodes an earlier call freed."""
+
+    failing: CallInfo
+    freed_by: CallInfo
+    cause: Cause
+    carrier: Carrier | None
+    stepped: frozenset[str]  # optimizers stepped between the two calls
+    # The loop whose iterations carry the stale graph, if any.
+    loop: cst.CSTNode | None = None
+    # The statement of the enclosing block (function body or loop body) where state is carried in.
+    entry_statement: cst.CSTNode | None = None
+    # Statements that computed the failing call's root (for "recompute" fixes), in order.
+    root_definitions: tuple[cst.CSTNode, ...] = ()
+    # For a function (LBFGS closure, forward) in which the failing call sits: its definition.
+    function: cst.FunctionDef | None = None
+    # Whether the freeing call's optimizer step updated the module that consumed the carrier (GANs).
+    consumer_stepped: bool = False
+
+
+@dataclass(frozen=True)
+class NeedlessRetain:
+    """A `retain_graph=True` call whose graph no later backward or grad reaches."""
+
+    call: CallInfo
+    keyword: cst.Arg | None
+    in_loop: bool
+
+
+@dataclass(frozen=True)
+class KeptAlive:
+    """A graph tensor stored across iterations (a list or a running sum) that no backward uses."""
+
+    holder: Holder
+    statement: cst.CSTNode
+    value_expr: cst.CSTNode  # the graph-carrying expression stored (`loss`)
+    container: bool  # appended to a list (True) or summed (False)
+    loop: cst.CSTNode
+
+
+@dataclass
+class FileFacts:
+    """Everything the rules may ask about one file."""
+
+    module: cst.Module
+    source: str
+    conflicts: list[Conflict] = field(default_factory=list)
+    needless_retains: list[NeedlessRetain] = field(default_factory=list)
+    kept_alive: list[KeptAlive] = field(default_factory=list)
+    lightning_backward: list[CallInfo] = field(default_factory=list)
+
+    @cached_property
+    def _positions(self) -> dict[cst.CSTNode, object]:
+        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        return dict(wrapper.resolve(PositionProvider))
+
+    def span(self, node: cst.CSTNode) -> Span:
+        """The source span of a node (1-based rows and columns)."""
+        position = self._positions[node]
+        start, end = position.start, position.end  # type: ignore[attr-defined]
+        return Span.of(start.line, start.column + 1, end.line, end.column + 1)
+
+    def code(self, node: cst.CSTNode) -> str:
+        """The source text of a node."""
+        return self.module.code_for_node(node)
+
+    def indent_of(self, statement: cst.CSTNode) -> str:
+        """The indentation of the line a statement starts on."""
+        row = self.span(statement).start.row
+        line = self.lines[row - 1]
+        return line[: len(line) - len(line.lstrip(" \t"))]
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """The source split into lines, without their endings."""
+        return self.source.splitlines()
+
+    def newline(self) -> str:
+        """The file's line ending."""
+        return self.module.default_newline

@@ -1,0 +1,99 @@
+"""What the model knows about torch and Python callables, by qualified name or method name."""
+
+from __future__ import annotations
+
+# Calls that start a backward pass over their first argument (or over the receiver for methods).
+BACKWARD_FUNCTIONS = frozenset({"torch.autograd.backward"})
+GRAD_FUNCTIONS = frozenset({"torch.autograd.grad"})
+
+# Methods whose result no longer carries the receiver's graph.
+CUT_METHODS = frozenset(
+    {"detach", "item", "tolist", "numpy", "__float__", "__int__", "argmax", "argmin", "argsort",
+     "size", "dim", "numel", "nelement", "sign", "eq", "ne", "lt", "le", "gt", "ge", "isnan",
+     "isinf", "isfinite", "nonzero", "any", "all", "data_ptr", "type_as_bool", "long", "int",
+     "bool", "byte", "short", "char", "stride", "element_size", "is_contiguous", "get_device"}
+)
+# In-place methods that cut the receiver's graph, wherever it is held.
+INPLACE_CUT_METHODS = frozenset({"detach_", "zero_", "fill_", "copy_from_numpy_", "requires_grad_"})
+# In-place methods that add an operation to the receiver's own graph.
+INPLACE_OPS = frozenset(
+    {"add_", "sub_", "mul_", "div_", "clamp_", "copy_", "addcmul_", "addcdiv_", "pow_",
+     "exp_", "log_", "sigmoid_", "tanh_", "relu_", "masked_fill_", "index_add_", "scatter_",
+     "scatter_add_", "normal_", "uniform_", "lerp_", "sqrt_", "neg_", "abs_", "t_", "transpose_",
+     "unsqueeze_", "squeeze_", "resize_", "clamp_min_", "clamp_max_"}
+)
+
+# Builtins and library functions whose result carries no graph at all.
+CUT_FUNCTIONS = frozenset(
+    {"float", "int", "bool", "str", "repr", "len", "print", "isinstance", "issubclass", "hasattr",
+     "id", "hash", "type", "format", "round", "abs_scalar", "torch.is_tensor", "torch.numel",
+     "math.isnan", "math.isfinite", "math.isinf", "numpy.array", "numpy.asarray", "numpy.mean",
+     "torch.argmax", "torch.argmin", "torch.argsort", "torch.eq", "torch.equal", "torch.isnan",
+     "torch.isinf", "torch.isfinite", "torch.allclose", "torch.manual_seed", "torch.save",
+     "torch.tensor", "torch.as_tensor", "torch.from_numpy", "logging.info", "logging.debug",
+     "logging.warning", "open", "sorted_keys", "torch.sign", "torch.nonzero", "torch.where_cond",
+     "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled"}
+)
+
+# Factories of fresh tensors: no graph unless `requires_grad=True` makes them leaves.
+FACTORIES = frozenset(
+    f"torch.{name}"
+    for name in (
+        "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
+        "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like",
+        "rand_like", "randn_like", "randint_like", "normal", "bernoulli_fresh", "tensor",
+        "as_tensor", "from_numpy", "multinomial", "poisson", "tril_indices", "triu_indices",
+    )
+)
+
+PARAMETER_TYPES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+# Context managers that switch graph building off (or on again) in their block.
+NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+                     "torch.autograd.grad_mode.no_grad"})
+ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
+SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
+
+# Recurrent modules and the shape of the state they return.
+RECURRENT_TUPLE_STATE = frozenset({"torch.nn.LSTM", "torch.nn.LSTMCell"})
+RECURRENT_TENSOR_STATE = frozenset({"torch.nn.GRU", "torch.nn.RNN", "torch.nn.GRUCell", "torch.nn.RNNCell"})
+
+# torch.nn classes without parameters: calling them only combines their inputs.
+PARAMETERLESS_MODULES = frozenset(
+    f"torch.nn.{name}"
+    for name in (
+        "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+        "KLDivLoss", "SmoothL1Loss", "HuberLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
+        "TripletMarginLoss", "CTCLoss", "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
+        "MultiLabelSoftMarginLoss", "SoftMarginLoss", "ReLU", "Tanh", "Sigmoid", "GELU",
+        "Softmax", "LogSoftmax", "Dropout", "Identity", "Flatten", "LeakyReLU", "ELU", "SiLU",
+        "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "MaxPool1d", "Upsample", "Softplus",
+    )
+)
+
+# Optimizers whose `step(closure)` evaluates the closure more than once.
+MULTI_CLOSURE_OPTIMIZERS = frozenset({"torch.optim.LBFGS"})
+
+# Methods that show a receiver is a torch.nn.Module (or a model wrapping one).
+MODULE_EVIDENCE_METHODS = frozenset(
+    {"parameters", "named_parameters", "train", "eval", "zero_grad", "state_dict",
+     "load_state_dict", "modules", "children", "named_modules", "requires_grad_", "apply",
+     "register_forward_hook", "register_full_backward_hook", "half", "buffers"}
+)
+
+# torch.distributions: constructing one from parameters builds graph; `sample()` does not.
+DISTRIBUTION_PREFIX = "torch.distributions."
+
+# Base classes whose training loop calls backward on what `training_step` returns.
+LIGHTNING_MODULES = frozenset({"lightning.pytorch.LightningModule", "lightning.LightningModule"})
+
+# Wrappers that hand a module through unchanged as far as graphs go.
+MODULE_WRAPPERS = frozenset(
+    {"torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel", "torch.compile",
+     "torch.nn.parallel.DataParallel"}
+)
+
+DATA_FUNCTIONS = frozenset(
+    {"range", "torch.utils.data.DataLoader", "torch.utils.data.TensorDataset", "iter", "open",
+     "torch.utils.data.random_split"}
+)

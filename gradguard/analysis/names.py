@@ -1,0 +1,84 @@
+"""Qualified names from imports: `import torch.autograd as ag` makes `ag.grad` mean `torch.autograd.grad`.
+
+Only imports are resolved here; a name assigned as a variable shadows an import (the interpreter
+checks its environment first), so decisions are never made on a name's suffix.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def dotted(expr: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a chain of attributes on a name, else None."""
+    parts: list[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if isinstance(expr, cst.Name):
+        parts.append(expr.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _module_name(node: cst.BaseExpression) -> str:
+    name = dotted(node)
+    return name or ""
+
+
+def import_bindings(statement: cst.Import | cst.ImportFrom) -> dict[str, str]:
+    """The local names one import statement binds, mapped to the qualified names they stand for."""
+    bound: dict[str, str] = {}
+    if isinstance(statement, cst.Import):
+        for alias in statement.names:
+            full = _module_name(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                bound[alias.asname.name.value] = full
+            else:
+                top = full.split(".")[0]
+                bound[top] = top
+        return bound
+    if statement.relative:
+        return bound
+    module = _module_name(statement.module) if statement.module is not None else ""
+    if isinstance(statement.names, cst.ImportStar):
+        return bound
+    for alias in statement.names:
+        name = _module_name(alias.name)
+        local = name
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            local = alias.asname.name.value
+        bound[local] = f"{module}.{name}" if module else name
+    return bound
+
+
+def qualify(expr: cst.BaseExpression, imports: dict[str, str]) -> str | None:
+    """The qualified name `expr` refers to through `imports`, or None when it is not an imported name."""
+    name = dotted(expr)
+    if name is None:
+        return None
+    head, _, rest = name.partition(".")
+    target = imports.get(head)
+    if target is None:
+        return None
+    return f"{target}.{rest}" if rest else target
+
+
+# Aliases that mean the same thing to users: public names people import from several places.
+CANONICAL = {
+    "pytorch_lightning": "lightning.pytorch",
+    "lightning.pytorch.core.module": "lightning.pytorch",
+    "lightning.pytorch.core": "lightning.pytorch",
+    "lightning": "lightning.pytorch",
+    "torch.nn.modules.module": "torch.nn",
+    "torch.optim.lbfgs": "torch.optim",
+}
+
+
+def canonical(qualified: str) -> str:
+    """Normalise re-exported module paths (`pytorch_lightning.X` is `lightning.pytorch.X`)."""
+    module, _, attr = qualified.rpartition(".")
+    for alias, target in CANONICAL.items():
+        if module == alias:
+            return f"{target}.{attr}"
+    return qualified

@@ -1,0 +1,146 @@
+"""Runs the interpreter over a whole file: the module's own code, then every function and method as
+an entry point of its own (library code is called from elsewhere), with shared findings."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradguard.analysis import knowledge as K
+from gradguard.analysis.expressions import BudgetExceeded
+from gradguard.analysis.interpreter import Interpreter
+from gradguard.analysis.names import canonical, import_bindings, qualify
+from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
+from gradguard.analysis.values import UNKNOWN, CallInfo, Kind, Value
+
+
+def module_imports(module: cst.Module) -> dict[str, str]:
+    """Imports made at the top level of a module (including inside top-level `if`/`try`)."""
+    bound: dict[str, str] = {}
+    pending: list[cst.CSTNode] = list(module.body)
+    while pending:
+        statement = pending.pop(0)
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    bound.update(import_bindings(small))
+        elif isinstance(statement, (cst.If, cst.Try, cst.With)):
+            pending.extend(statement.body.body)  # type: ignore[union-attr]
+            for extra in ("orelse", "handlers"):
+                part = getattr(statement, extra, None)
+                if isinstance(part, (cst.Else, cst.If)):
+                    pending.extend(part.body.body)  # type: ignore[union-attr]
+                elif isinstance(part, tuple):
+                    for handler in part:
+                        pending.extend(handler.body.body)
+    return bound
+
+
+class Program(Interpreter):
+    """The analysis of one module."""
+
+    def __init__(self, module: cst.Module, modules: frozenset[str]) -> None:
+        super().__init__(module_imports(module), modules)
+        self.module = module
+        self.top_functions: list[FunctionInfo] = []
+        self._collect(module.body, None, "")
+
+    def _collect(self, body: tuple | list, owner: ClassInfo | None, prefix: str) -> None:
+        for statement in body:
+            if isinstance(statement, cst.FunctionDef):
+                info = FunctionInfo(statement, f"{prefix}{statement.name.value}", owner=owner,
+                                    no_grad=self.decorated_no_grad(statement, None))
+                self.functions[statement] = info
+                if owner is not None:
+                    owner.methods[statement.name.value] = info
+                else:
+                    self.top_functions.append(info)
+            elif isinstance(statement, cst.ClassDef):
+                bases = []
+                for base in statement.bases:
+                    name = qualify(base.value, self.imports)
+                    if name is not None:
+                        bases.append(canonical(name))
+                    elif isinstance(base.value, cst.Name):
+                        bases.append(base.value.value)
+                info = ClassInfo(statement, statement.name.value, tuple(bases))
+                self.classes[statement] = info
+                self._collect(statement.body.body, info, f"{statement.name.value}.")
+            elif isinstance(statement, (cst.If, cst.Try)) and owner is None:
+                self._collect(statement.body.body, owner, prefix)
+        if owner is None and prefix == "":
+            self._classify_classes()
+
+    def _classify_classes(self) -> None:
+        by_name = {c.name: c for c in self.classes.values()}
+        changed = True
+        while changed:
+            changed = False
+            for info in self.classes.values():
+                module = ("torch.nn.Module" in info.bases or "forward" in info.methods
+                          or any(b in K.LIGHTNING_MODULES for b in info.bases)
+                          or any(by_name[b].is_module for b in info.bases if b in by_name))
+                lightning = any(b in K.LIGHTNING_MODULES for b in info.bases) or any(
+                    by_name[b].is_lightning for b in info.bases if b in by_name)
+                if module != info.is_module or lightning != info.is_lightning:
+                    info.is_module, info.is_lightning = module, lightning
+                    changed = True
+
+    def run(self) -> None:
+        """Analyse the module, then each function and method as its own entry point."""
+        state = State()
+        frame = Frame(None, None, [], 0, imports=dict(self.imports))
+        try:
+            self.exec_block(self.module.body, state, frame, self.module)
+        except (BudgetExceeded, RecursionError):
+            state = State()
+        globals_after = state.copy()
+        globals_after.dead = False
+        for info in self.top_functions:
+            self._entry(info, globals_after, None)
+        for cls in self.classes.values():
+            instance = Value(Kind.INSTANCE, ref=cls, label="self")
+            base_state = globals_after.copy()
+            init = self.method_of(cls, "__init__")
+            if init is not None:
+                base_state = self._entry(init, base_state, instance) or base_state
+            for name, method in cls.methods.items():
+                if name == "__init__":
+                    continue
+                self._entry(method, base_state, instance, framework=self._framework_backward(cls, name))
+
+    def _framework_backward(self, cls: ClassInfo, method: str) -> bool:
+        """Lightning calls backward on what `training_step` returns, unless optimization is manual."""
+        return cls.is_lightning and method == "training_step" and not cls.manual_optimization \
+            and not self._sets_manual_optimization(cls)
+
+    def _sets_manual_optimization(self, cls: ClassInfo) -> bool:
+        init = cls.methods.get("__init__")
+        if init is None:
+            return False
+        code = self.module.code_for_node(init.node)
+        return "automatic_optimization" in code and "False" in code
+
+    def _entry(self, info: FunctionInfo, start: State, instance: Value | None,
+               framework: bool = False) -> State | None:
+        """Run one function with unknown arguments; the state it leaves (for `__init__`)."""
+        self.steps = 0
+        state = start.copy()
+        frame = Frame(None, None, [], 0, imports=dict(self.imports))
+        node = info.node
+        assert isinstance(node, cst.FunctionDef)
+        params = [*node.params.posonly_params, *node.params.params]
+        args = [(None, UNKNOWN) for _ in params[1 if instance is not None else 0:]]
+        try:
+            result = self.call_function(info, args, {}, state, frame, instance, node)
+        except (BudgetExceeded, RecursionError):
+            return None
+        if framework:
+            returned = result.elems[0] if result.kind is Kind.DICT and result.elems else result
+            self._framework_call(info, returned, state)
+        return state
+
+    def _framework_call(self, info: FunctionInfo, returned: Value, state: State) -> None:
+        node = info.node
+        call = CallInfo(node, None, "framework", "loss", None, False, False, (), info.qualname)
+        self.framework_calls.append(call)
+        self.reach(call, returned, state)

@@ -1,0 +1,64 @@
+"""The cheap screen before libcst: CPython's own parser finds whether a file calls backward or grad.
+
+Text that merely mentions `backward` (docstrings, comments, "backward compatibility") never reaches
+libcst. The same walk collects which names the program treats as torch modules (`model.parameters()`,
+`net.train()`), which the model uses to tell a model call from any other call.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass
+
+from gradguard.analysis.knowledge import MODULE_EVIDENCE_METHODS
+
+_CALL_NAMES = frozenset({"backward", "grad", "manual_backward"})
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What the screen found: whether any finding is possible, and names used as modules."""
+
+    relevant: bool
+    modules: frozenset[str]
+
+
+def dotted(node: ast.expr) -> str | None:
+    """`a.b.c` for a chain of attributes on a name, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def screen(source: str) -> Screen | None:
+    """Screen a source text; None when CPython cannot parse it (libcst will report why)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    relevant = False
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            if func.attr in _CALL_NAMES:
+                relevant = True
+            elif func.attr in MODULE_EVIDENCE_METHODS:
+                receiver = dotted(func.value)
+                if receiver is not None:
+                    modules.add(receiver)
+        elif isinstance(func, ast.Name) and func.id in _CALL_NAMES:
+            relevant = True
+        if not relevant and any(k.arg in ("retain_graph", "create_graph") for k in node.keywords):
+            relevant = True
+    return Screen(relevant, frozenset(modules))

@@ -1,0 +1,196 @@
+"""Program states (what every name and attribute holds, which graph nodes are freed) and frames."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gradguard.analysis.values import Freed, Value, join, rename, same
+
+Defs = frozenset[cst.CSTNode]
+HeapKey = tuple[str, str]
+
+
+class State:
+    """One abstract program state. Copied at branches, joined where paths meet."""
+
+    __slots__ = ("frames", "defs", "heap", "hdefs", "freed", "no_grad", "dead")
+
+    def __init__(self) -> None:
+        self.frames: list[dict[str, Value]] = [{}]
+        self.defs: list[dict[str, Defs]] = [{}]
+        self.heap: dict[HeapKey, Value] = {}
+        self.hdefs: dict[HeapKey, Defs] = {}
+        self.freed: dict[int, Freed] = {}
+        self.no_grad = False
+        self.dead = False
+
+    def copy(self) -> State:
+        """An independent copy (values themselves are immutable and shared)."""
+        other = State.__new__(State)
+        other.frames = [dict(f) for f in self.frames]
+        other.defs = [dict(d) for d in self.defs]
+        other.heap = dict(self.heap)
+        other.hdefs = dict(self.hdefs)
+        other.freed = dict(self.freed)
+        other.no_grad = self.no_grad
+        other.dead = self.dead
+        return other
+
+    @staticmethod
+    def dead_state(like: State) -> State:
+        """An unreachable state shaped like `like` (the state after `return` or `break`)."""
+        other = like.copy()
+        other.dead = True
+        return other
+
+    @staticmethod
+    def join_all(states: list[State]) -> State | None:
+        """The state where all `states` meet; None when every one of them is unreachable."""
+        live = [s for s in states if not s.dead]
+        if not live:
+            return None
+        result = live[0].copy()
+        for other in live[1:]:
+            result._absorb(other)
+        return result
+
+    def _absorb(self, other: State) -> None:
+        for mine, theirs in zip(self.frames, other.frames):
+            _join_dict(mine, theirs)
+        for mine_d, theirs_d in zip(self.defs, other.defs):
+            _union_dict(mine_d, theirs_d)
+        _join_dict(self.heap, other.heap)
+        _union_dict(self.hdefs, other.hdefs)
+        for node, why in other.freed.items():
+            mine_f = self.freed.get(node)
+            if mine_f is None:
+                self.freed[node] = why
+            elif not why.stepped <= mine_f.stepped:
+                self.freed[node] = Freed(mine_f.call, mine_f.stepped | why.stepped)
+        self.no_grad = self.no_grad and other.no_grad
+
+    def same_as(self, other: State) -> bool:
+        """True when joining `other` into this state would change nothing."""
+        if len(self.frames) != len(other.frames):
+            return False
+        for mine, theirs in zip(self.frames, other.frames):
+            if not _same_dict(mine, theirs):
+                return False
+        if not _same_dict(self.heap, other.heap):
+            return False
+        if self.freed.keys() != other.freed.keys():
+            return False
+        return all(self.freed[k].stepped == other.freed[k].stepped for k in self.freed)
+
+    def rename_site(self, site: int) -> None:
+        """A site is evaluated again: its current node becomes old everywhere in the state."""
+        for frame in self.frames:
+            for name, value in frame.items():
+                renamed = rename(value, site)
+                if renamed is not value:
+                    frame[name] = renamed
+        for key, value in self.heap.items():
+            renamed = rename(value, site)
+            if renamed is not value:
+                self.heap[key] = renamed
+        current = site << 1
+        why = self.freed.pop(current, None)
+        if why is not None:
+            previous = self.freed.get(current | 1)
+            if previous is None:
+                self.freed[current | 1] = why
+            else:
+                self.freed[current | 1] = Freed(previous.call, previous.stepped | why.stepped)
+
+    def replace_everywhere(self, old_value: Value, new_value: Value) -> None:
+        """Every holder of `old_value` (the same tensor) now holds `new_value` (in-place ops)."""
+        for frame in self.frames:
+            for name, value in frame.items():
+                updated = _replace_in(value, old_value, new_value)
+                if updated is not value:
+                    frame[name] = updated
+        for key, value in self.heap.items():
+            updated = _replace_in(value, old_value, new_value)
+            if updated is not value:
+                self.heap[key] = updated
+
+
+def _replace_in(holder: Value, old_value: Value, new_value: Value) -> Value:
+    if holder is old_value:
+        return new_value
+    if holder.elems is not None and any(e is old_value for e in holder.elems):
+        elems = tuple(new_value if e is old_value else e for e in holder.elems)
+        nodes: frozenset[int] = frozenset().union(*(e.nodes for e in elems))
+        top: frozenset[int] = frozenset().union(*(e.top for e in elems))
+        return Value(holder.kind, nodes, top, any(e.grad for e in elems), elems, holder.ref,
+                     holder.qual, holder.label, holder.maybe_none)
+    return holder
+
+
+def _join_dict(mine: dict, theirs: dict) -> None:
+    for key, value in theirs.items():
+        current = mine.get(key)
+        if current is None:
+            mine[key] = value
+        elif current is not value:
+            mine[key] = join(current, value)
+
+
+def _union_dict(mine: dict, theirs: dict) -> None:
+    for key, value in theirs.items():
+        current = mine.get(key)
+        mine[key] = value if current is None else current | value
+
+
+def _same_dict(mine: dict[object, Value], theirs: dict[object, Value]) -> bool:
+    if mine.keys() != theirs.keys():
+        return False
+    return all(same(value, theirs[key]) for key, value in mine.items())
+
+
+@dataclass
+class FunctionInfo:
+    """A function or method defined in the analysed file."""
+
+    node: cst.FunctionDef | cst.Lambda
+    qualname: str
+    owner: ClassInfo | None = None
+    nested: bool = False
+    no_grad: bool = False  # decorated with @torch.no_grad()
+
+
+@dataclass
+class ClassInfo:
+    """A class defined in the analysed file."""
+
+    node: cst.ClassDef
+    name: str
+    bases: tuple[str, ...] = ()
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    is_module: bool = False
+    is_lightning: bool = False
+    manual_optimization: bool = False
+
+    @property
+    def key(self) -> str:
+        """The heap key of the class's (single, abstract) instance."""
+        return self.name
+
+
+@dataclass
+class Frame:
+    """One activation of a function (or the module) during the analysis; never joined."""
+
+    function: FunctionInfo | None
+    self_value: Value | None
+    loops: list[cst.CSTNode]
+    depth: int
+    returns: list[State] = field(default_factory=list)
+    return_values: list[Value] = field(default_factory=list)
+    breaks: list[list[State]] = field(default_factory=list)
+    continues: list[list[State]] = field(default_factory=list)
+    global_names: set[str] = field(default_factory=set)
+    statements: list[tuple[cst.CSTNode, cst.CSTNode]] = field(default_factory=list)
+    imports: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,193 @@
+"""Abstract values and program states of the dataflow model.
+
+A value records which *graph nodes* it was computed from. A graph node stands for the autograd
+nodes one evaluation of one expression created (a call, an operator), named by the expression's
+site and a generation: the latest evaluation of a site is "current", every earlier one is folded into
+"old" (the recency abstraction). So the second iteration of a loop sees what the first left behind
+as old nodes, and a backward that frees the first iteration's graph does not free the second's.
+
+Values are compared by identity: two holders that share one value object alias the same tensor,
+which is how an in-place `detach_()` reaches every name of the tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum, auto
+from typing import Any
+
+import libcst as cst
+
+
+class Kind(Enum):
+    """What kind of Python object a value stands for, as far as the model needs to know."""
+
+    UNKNOWN = auto()
+    TENSOR = auto()
+    TUPLE = auto()
+    LIST = auto()
+    DICT = auto()
+    MODULE = auto()  # a torch.nn module from a library, or an opaque callable model
+    INSTANCE = auto()  # an object of a class defined in the analysed file
+    FUNCTION = auto()
+    CLASS = auto()
+    OPTIMIZER = auto()
+    NONE = auto()
+    SCALAR = auto()
+    DATA = auto()  # an iterable of fresh data (a DataLoader, a range)
+
+
+def old(node: int) -> int:
+    """The "old" generation of a node id (ids are `site * 2 + generation`)."""
+    return node | 1
+
+
+def site_of(node: int) -> int:
+    """The site id of a node id."""
+    return node >> 1
+
+
+@dataclass(frozen=True, eq=False)
+class Value:
+    """An abstract value. `nodes` are all graph nodes behind it; `top` the ones its last operation made."""
+
+    kind: Kind = Kind.UNKNOWN
+    nodes: frozenset[int] = frozenset()
+    top: frozenset[int] = frozenset()
+    grad: bool = False
+    elems: tuple[Value, ...] | None = None
+    ref: Any = None  # FunctionInfo / ClassInfo / owner label of an optimizer
+    qual: str | None = None  # qualified name of a library object (torch.nn.LSTM, torch.optim.LBFGS)
+    label: str | None = None  # source text of the callable that produced it ("netG", "self.encoder")
+    maybe_none: bool = False
+
+    @property
+    def carries_graph(self) -> bool:
+        """True when a backward through this value would traverse freeable nodes."""
+        return bool(self.nodes)
+
+
+UNKNOWN = Value()
+NONE = Value(Kind.NONE, maybe_none=True)
+SCALAR = Value(Kind.SCALAR)
+DATA = Value(Kind.DATA)
+FRESH = Value(Kind.TENSOR)
+
+
+def cut(value: Value) -> Value:
+    """The value with its graph cut off (`.detach()`, `.item()`, `torch.no_grad()`)."""
+    if value.elems is not None:
+        return replace(value, nodes=frozenset(), top=frozenset(), grad=False,
+                       elems=tuple(cut(e) for e in value.elems))
+    if not value.nodes and not value.grad:
+        return value
+    return replace(value, nodes=frozenset(), top=frozenset(), grad=False)
+
+
+def join(a: Value | None, b: Value | None) -> Value:
+    """The value that may be either `a` or `b`."""
+    if a is None:
+        return b if b is not None else UNKNOWN
+    if b is None or a is b:
+        return a
+    elems = None
+    if a.elems is not None and b.elems is not None and len(a.elems) == len(b.elems):
+        elems = tuple(join(x, y) for x, y in zip(a.elems, b.elems))
+    kind = a.kind if a.kind == b.kind else (b.kind if a.kind is Kind.NONE else a.kind if b.kind is Kind.NONE else Kind.UNKNOWN)
+    return Value(
+        kind=kind,
+        nodes=a.nodes | b.nodes,
+        top=a.top | b.top,
+        grad=a.grad or b.grad,
+        elems=elems,
+        ref=a.ref if a.ref is b.ref or b.ref is None else (a.ref if a.ref is not None else b.ref),
+        qual=a.qual if a.qual == b.qual else None,
+        label=a.label if a.label == b.label else (a.label or b.label),
+        maybe_none=a.maybe_none or b.maybe_none or a.kind is Kind.NONE or b.kind is Kind.NONE,
+    )
+
+
+def same(a: Value | None, b: Value | None) -> bool:
+    """Whether two values carry the same facts (used to detect a loop's fixed point)."""
+    if a is b:
+        return True
+    if a is None or b is None:
+        return False
+    if a.nodes != b.nodes or a.grad != b.grad or a.kind != b.kind or a.maybe_none != b.maybe_none:
+        return False
+    if (a.elems is None) != (b.elems is None):
+        return False
+    if a.elems is not None and b.elems is not None:
+        return len(a.elems) == len(b.elems) and all(same(x, y) for x, y in zip(a.elems, b.elems))
+    return True
+
+
+def rename(value: Value, site: int) -> Value:
+    """Move the current node of `site` into the old generation (the site is being evaluated again)."""
+    current = site << 1
+    if current not in value.nodes and not (value.elems and any(current in e.nodes for e in value.elems)):
+        return value
+    previous = current | 1
+    nodes = (value.nodes - {current}) | {previous}
+    top = (value.top - {current}) | {previous} if current in value.top else value.top
+    elems = tuple(rename(e, site) for e in value.elems) if value.elems is not None else None
+    return replace(value, nodes=nodes, top=top, elems=elems)
+
+
+@dataclass(frozen=True)
+class Freed:
+    """Why a node is freed: the call that freed it, and the optimizers stepped since."""
+
+    call: CallInfo
+    stepped: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, eq=False)
+class CallInfo:
+    """One backward-like call site: `loss.backward()`, `torch.autograd.grad(...)`, a framework's call."""
+
+    node: cst.CSTNode  # the Call (or, for an implicit framework backward, the returning statement)
+    statement: cst.CSTNode | None
+    kind: str  # "backward", "grad", "framework"
+    root_text: str
+    root_node: cst.CSTNode | None
+    retain: bool
+    create_graph: bool
+    loops: tuple[cst.CSTNode, ...]  # the loops around the call, outermost first, across inlined calls
+    function: str  # qualified name of the function it is in, "<module>" at top level
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A named place that holds a value: a local or global variable, or an attribute of an object."""
+
+    kind: str  # "variable", "attribute"
+    key: tuple[str, ...]  # ("name",) or (class key, attr)
+    text: str  # as the user wrote it: "hidden", "self.h"
+
+
+@dataclass(frozen=True, eq=False)
+class Read:
+    """A read of a holder whose value flowed into a newly created node."""
+
+    holder: Holder
+    nodes: frozenset[int]
+    expr: cst.CSTNode
+    statement: cst.CSTNode | None
+    consumer: str | None  # label of the callable the value was passed to ("netD"), if any
+    top: frozenset[int]  # the nodes the read value's own last operation made
+    defs: frozenset[cst.CSTNode]  # the statements that had assigned the holder
+    chain: tuple[tuple[cst.CSTNode, cst.CSTNode], ...]  # (block owner, statement) around the read
+    function: Any  # the FunctionInfo the read happened in, None at module level
+    shape: str = "tensor"  # "tensor", "tuple" or "container": what the holder held
+    maybe_none: bool = False
+
+
+@dataclass
+class Origin:
+    """How one node came to be: the reads that fed it and the direct parent nodes."""
+
+    reads: list[Read] = field(default_factory=list)
+    parents: frozenset[int] = frozenset()
+    loops: tuple[cst.CSTNode, ...] = ()
+    expr: cst.CSTNode | None = None
