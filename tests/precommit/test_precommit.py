@@ -1,8 +1,11 @@
-"""The published pre-commit hook, run for real: `pre-commit try-repo <this repo> gradguard --files ...`.
+"""The published pre-commit hooks, run for real with pre-commit on a temporary git repository.
 
-pre-commit builds the hook's environment from this repository's HEAD commit (`--ref`, so work not yet
-committed is not seen and every call reuses one environment), installing gradguard and its
-dependencies from the package index into a virtualenv under PRE_COMMIT_HOME: it must not contain torch.
+`pre-commit try-repo <this repo> gradguard --files ...` is how a user tries the hook; a
+`.pre-commit-config.yaml` naming this repository is how they keep it. Both build the hook's environment
+from this repository's HEAD commit (work not yet committed is not seen), installing gradguard and its
+dependencies from the package index into a virtualenv: that environment must not contain torch.
+try-repo keeps its environment in a temporary store it deletes; a config run keeps it under
+PRE_COMMIT_HOME, where the test inspects it.
 """
 
 from __future__ import annotations
@@ -63,13 +66,20 @@ class Trial:
     env: dict[str, str]
     ref: str
 
-    def run(self, *files: str) -> subprocess.CompletedProcess[str]:
+    def try_repo(self, *files: str) -> subprocess.CompletedProcess[str]:
         """Run gradguard's `gradguard` hook on `files` the way a user trying it would."""
+        return self._pre_commit("try-repo", str(REPO), "gradguard", "--ref", self.ref, "--verbose", "--files", *files)
+
+    def run_config(self, hook: str, *files: str) -> subprocess.CompletedProcess[str]:
+        """Run `hook` from a `.pre-commit-config.yaml` that names this repository at HEAD."""
+        config = self.project / ".pre-commit-config.yaml"
+        config.write_text(f"repos:\n  - repo: {REPO}\n    rev: {self.ref}\n    hooks:\n      - id: {hook}\n")
+        _git("add", config.name, cwd=self.project)
+        return self._pre_commit("run", hook, "--verbose", "--files", *files)
+
+    def _pre_commit(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [
-                *(sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "gradguard"),
-                *("--ref", self.ref, "--verbose", "--files", *files),
-            ],
+            [sys.executable, "-m", "pre_commit", *args],
             cwd=self.project,
             env=self.env,
             capture_output=True,
@@ -104,20 +114,23 @@ def trial(tmp_path_factory: pytest.TempPathFactory) -> Trial:
 
 
 def test_hook_fails_on_the_buggy_file_and_passes_on_the_clean_one(trial: Trial) -> None:
-    buggy = trial.run("buggy.py")
+    buggy = trial.try_repo("buggy.py")
     output = buggy.stdout + buggy.stderr
     assert buggy.returncode == 1, output
     assert "gradguard" in output and "Failed" in output
     assert "buggy.py:6:1: GG001" in output, output
 
-    clean = trial.run("clean.py")
+    clean = trial.try_repo("clean.py")
     output = clean.stdout + clean.stderr
     assert clean.returncode == 0, output
     assert "Passed" in output
 
 
-def test_hook_environment_has_gradguard_but_not_torch(trial: Trial) -> None:
-    trial.run("clean.py")
+def test_configured_hook_runs_in_an_environment_without_torch(trial: Trial) -> None:
+    buggy = trial.run_config("gradguard", "buggy.py", "clean.py")
+    assert buggy.returncode == 1, buggy.stdout + buggy.stderr
+    assert "buggy.py:6:1: GG001" in buggy.stdout
+    assert "clean.py" not in buggy.stdout
     home = Path(trial.env["PRE_COMMIT_HOME"])
     pythons = sorted(home.glob("repo*/py_env-*/bin/python"))
     assert pythons, f"no hook environment under {home}"
