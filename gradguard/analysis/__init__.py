@@ -6,6 +6,8 @@ values carry which autograd graph, and let every rule report from it.
 
 from __future__ import annotations
 
+from gradguard.analysis.facts import FileFacts
+from gradguard.analysis.screen import screen
 from gradguard.model import Diagnostic
 from gradguard.parse import parse_module
 
@@ -19,7 +21,30 @@ def might_hold_finding(data: bytes | str) -> bool:
     return any(needle in raw for needle in _NEEDLES)
 
 
+def facts_for(source: str) -> FileFacts | None:
+    """The facts of one source text, or None when it cannot hold a finding (raises `ParseFailure`)."""
+    from gradguard.analysis.detect import facts_of
+    from gradguard.analysis.program import Program
+
+    screened = screen(source)
+    if screened is not None and not screened.relevant:
+        return None
+    module = parse_module(source)
+    program = Program(module, screened.modules if screened is not None else frozenset())
+    program.run()
+    return facts_of(program, source)
+
+
 def analyze(source: str) -> tuple[Diagnostic, ...]:
     """All findings of all rules for one Python source text (raises `ParseFailure`)."""
-    parse_module(source)
-    return ()
+    from gradguard.rules import all_rules
+
+    facts = facts_for(source)
+    if facts is None:
+        return ()
+    found: dict[tuple[str, int, int], Diagnostic] = {}
+    for rule in all_rules():
+        for diagnostic in rule.check(facts):
+            key = (diagnostic.code, diagnostic.span.start.row, diagnostic.span.start.column)
+            found.setdefault(key, diagnostic)
+    return tuple(sorted(found.values(), key=lambda d: (d.span.start, d.code)))

@@ -120,8 +120,12 @@ def _conflict(program: Program, met: Met) -> Conflict:
             cause = Cause.MEMOIZED
         else:
             cause = Cause.LOOP_CARRIED
+    elif carrier is not None and any(r.consumer in why.stepped for r in carrier.first_reads if r.consumer):
+        cause = Cause.GAN_REUSE
     else:
         cause = Cause.SHARED_FORWARD
+    if freed_by.kind == "grad" and cause in (Cause.SAME_ROOT, Cause.SHARED_FORWARD, Cause.BUILT_BEFORE_LOOP):
+        cause = Cause.GRAD_FREED
     if failing.kind == "framework" or freed_by.kind == "framework":
         cause = Cause.FRAMEWORK
     if read is not None:

@@ -22,6 +22,8 @@ class Cause(StrEnum):
 
     SAME_ROOT = "same-root"  # the very graph was backward-ed before
     SHARED_FORWARD = "shared-forward"  # another loss of the same forward pass
+    GAN_REUSE = "gan-reuse"  # a generator's output reused after the discriminator's step
+    GRAD_FREED = "grad-freed"  # torch.autograd.grad freed the graph a later pass needs
     LOOP_CARRIED = "loop-carried"  # state carried over from an earlier iteration
     ACCUMULATED = "accumulated"  # summed into an accumulator across iterations
     BUILT_BEFORE_LOOP = "built-before-loop"  # computed once, before the loop or at construction
@@ -97,6 +99,23 @@ class FileFacts:
     needless_retains: list[NeedlessRetain] = field(default_factory=list)
     kept_alive: list[KeptAlive] = field(default_factory=list)
     lightning_backward: list[CallInfo] = field(default_factory=list)
+
+    @cached_property
+    def _parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
+        parents: dict[cst.CSTNode, cst.CSTNode] = {}
+
+        class Collector(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                for child in node.children:
+                    parents[child] = node
+                return True
+
+        self.module.visit(Collector())
+        return parents
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The node that contains `node` (None for the module)."""
+        return self._parents.get(node)
 
     @cached_property
     def _positions(self) -> dict[cst.CSTNode, object]:

@@ -14,8 +14,8 @@ from functools import cache
 from typing import ClassVar
 
 from gradguard import catalogue
-from gradguard.analysis.facts import FileFacts
-from gradguard.model import Diagnostic
+from gradguard.analysis.facts import Conflict, FileFacts
+from gradguard.model import Applicability, Diagnostic, Edit, Fix, Related
 
 
 class Rule:
@@ -31,6 +31,54 @@ class Rule:
     def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
         """Yield this rule's findings for one file."""
         raise NotImplementedError
+
+    def report(self, facts: FileFacts, node: object, *, related: list[Related] | None = None,
+               edits: list[Edit] | None = None, applicability: Applicability | None = None,
+               fix_title: str | None = None, **fields: str) -> Diagnostic:
+        """A finding at `node`, worded from the rule's document, with an optional fix."""
+        doc = self.doc
+        fix = None
+        if edits:
+            fix = Fix((fix_title or doc.fix_title).format(**fields),
+                      applicability or doc.fix_applicability, tuple(edits))
+        return Diagnostic(
+            code=self.code,
+            message=doc.message.format(**fields),
+            span=facts.span(node),  # type: ignore[arg-type]
+            severity=doc.severity,
+            fix=fix,
+            related=tuple(related or ()),
+        )
+
+
+def conflict_related(facts: FileFacts, conflict: Conflict) -> list[Related]:
+    """The places that explain a conflict: where the graph was freed, where the carrier was set."""
+    related: list[Related] = []
+    freeing = conflict.freed_by
+    if freeing.kind != "framework" and freeing.node is not conflict.failing.node:
+        how = "torch.autograd.grad" if freeing.kind == "grad" else "backward"
+        related.append(Related(facts.span(freeing.node), f"graph freed here by this {how} (no retain_graph)"))
+    elif freeing.node is conflict.failing.node:
+        related.append(Related(facts.span(freeing.node), "graph freed here by this same call in the previous iteration"))
+    carrier = conflict.carrier
+    if carrier is not None:
+        for statement in sorted(carrier.assignments, key=lambda s: facts.span(s).start)[:2]:
+            related.append(Related(facts.span(statement), f"`{carrier.holder.text}` assigned here"))
+    return related
+
+
+def carrier_name(conflict: Conflict) -> str:
+    """How a finding names the value that carried the stale graph."""
+    if conflict.carrier is not None:
+        return conflict.carrier.holder.text
+    return conflict.failing.root_text or "the loss"
+
+
+def freed_row(facts: FileFacts, conflict: Conflict) -> str:
+    """The line of the call that freed the graph, as text for messages."""
+    if conflict.freed_by.kind == "framework":
+        return "the framework"
+    return str(facts.span(conflict.freed_by.node).start.row)
 
 
 @cache

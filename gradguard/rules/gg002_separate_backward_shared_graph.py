@@ -1,0 +1,62 @@
+"""GG002: several losses of one forward pass, each with its own backward."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from gradguard import codemods
+from gradguard.analysis.facts import Cause, Conflict, FileFacts
+from gradguard.model import Applicability, Diagnostic, Edit
+from gradguard.rules import Rule, carrier_name, conflict_related, freed_row
+
+
+class SeparateBackwardSharedGraph(Rule):
+    """A second loss of the same forward pass is backward-ed after the first one freed the graph."""
+
+    code = "GG002"
+
+    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
+        for conflict in facts.conflicts:
+            if conflict.cause is not Cause.SHARED_FORWARD:
+                continue
+            edits, applicability = _fix(facts, conflict)
+            yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
+                              edits=edits, applicability=applicability, carrier=carrier_name(conflict),
+                              root=conflict.failing.root_text, first=conflict.freed_by.root_text,
+                              line=freed_row(facts, conflict))
+
+
+def _backward_call(statement: cst.CSTNode | None) -> cst.Call | None:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        small = statement.body[0]
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            func = small.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+                return small.value
+    return None
+
+
+def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], Applicability | None]:
+    first, second = conflict.freed_by.statement, conflict.failing.statement
+    first_call, second_call = _backward_call(first), _backward_call(second)
+    if first_call is None or second_call is None or conflict.stepped or first is None or second is None:
+        return [], None
+    if any(a.keyword is None or a.keyword.value != "retain_graph" for a in first_call.args):
+        return [], None
+    if facts.parent(first) is not facts.parent(second):
+        return [], None
+    first_root = first_call.func.value  # type: ignore[union-attr]
+    second_root = second_call.func.value  # type: ignore[union-attr]
+    summed = cst.parse_expression(f"({facts.code(first_root)} + {facts.code(second_root)})")
+    new_call = second_call.with_changes(func=second_call.func.with_changes(value=summed))  # type: ignore[union-attr]
+    block = facts.parent(first)
+    adjacent = isinstance(block, cst.IndentedBlock) and _adjacent(block, first, second)
+    edits = [codemods.remove_statement(facts, first), codemods.replace_node(facts, second_call, new_call)]
+    return edits, Applicability.SAFE if adjacent else Applicability.UNSAFE
+
+
+def _adjacent(block: cst.IndentedBlock, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    body = list(block.body)
+    return first in body and second in body and body.index(second) == body.index(first) + 1

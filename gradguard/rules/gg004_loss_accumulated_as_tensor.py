@@ -1,0 +1,67 @@
+"""GG004: a loss summed into an accumulator across iterations, then backward-ed through it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from gradguard import codemods
+from gradguard.analysis.facts import Cause, Conflict, FileFacts
+from gradguard.model import Diagnostic, Edit
+from gradguard.rules import Rule, carrier_name, conflict_related, freed_row
+
+
+class LossAccumulatedAsTensor(Rule):
+    """`total += loss` keeps every step's graph; a backward through `total` reaches freed ones."""
+
+    code = "GG004"
+
+    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
+        for conflict in facts.conflicts:
+            if conflict.cause is not Cause.ACCUMULATED:
+                continue
+            edits, title = _fix(facts, conflict)
+            yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
+                              edits=edits, fix_title=title, carrier=carrier_name(conflict),
+                              line=freed_row(facts, conflict))
+
+
+def addend(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """What `name += x` or `name = name + x` adds to the accumulator."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign):
+        return small.value
+    if isinstance(small, cst.Assign) and isinstance(small.value, cst.BinaryOperation) \
+            and isinstance(small.value.operator, cst.Add):
+        return small.value.right
+    return None
+
+
+def _conditional(facts: FileFacts, statement: cst.CSTNode) -> bool:
+    block = facts.parent(statement)
+    owner = facts.parent(block) if block is not None else None
+    return isinstance(owner, (cst.If, cst.Else))
+
+
+def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
+    carrier, failing = conflict.carrier, conflict.failing
+    if carrier is None or failing.statement is None or not isinstance(failing.node, cst.Call):
+        return [], None
+    name = carrier.holder.text
+    if _conditional(facts, failing.statement):
+        return [codemods.insert_after(facts, failing.statement, [f"{name} = 0"])], \
+            "Reset `{carrier}` after each backward"
+    updates = [s for s in carrier.assignments if addend(s, name) is not None]
+    if len(updates) != 1 or not isinstance(failing.node.func, cst.Attribute):
+        return [], None
+    added = addend(updates[0], name)
+    assert added is not None
+    root = added if isinstance(added, (cst.Name, cst.Attribute)) else cst.parse_expression(
+        f"({facts.code(added)})")
+    call = failing.node
+    new_call = call.with_changes(func=call.func.with_changes(value=root))
+    item = cst.parse_expression(f"{facts.code(added) if isinstance(added, (cst.Name, cst.Attribute, cst.Call)) else '(' + facts.code(added) + ')'}.item()")
+    return [codemods.replace_node(facts, call, new_call), codemods.replace_node(facts, added, item)], None

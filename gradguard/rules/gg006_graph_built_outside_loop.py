@@ -1,0 +1,70 @@
+"""GG006: a tensor computed once from parameters (before the loop, in `__init__`, memoized) is used
+in every iteration's loss."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from gradguard import codemods
+from gradguard.analysis.facts import Cause, Conflict, FileFacts
+from gradguard.model import Diagnostic, Edit, Location, Span
+from gradguard.rules import Rule, carrier_name, conflict_related, freed_row
+
+
+class GraphBuiltOutsideLoop(Rule):
+    """The graph behind a precomputed tensor is freed by the first iteration's backward."""
+
+    code = "GG006"
+
+    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
+        for conflict in facts.conflicts:
+            if conflict.cause not in (Cause.BUILT_BEFORE_LOOP, Cause.MEMOIZED):
+                continue
+            edits, title = _fix(facts, conflict)
+            yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
+                              edits=edits, fix_title=title, carrier=carrier_name(conflict),
+                              line=freed_row(facts, conflict))
+
+
+def _single_assignment(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+        and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
+
+
+def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
+    carrier = conflict.carrier
+    if carrier is None or len(carrier.assignments) != 1:
+        return [], None
+    definition = carrier.assignments[0]
+    if not _single_assignment(definition):
+        return [], None
+    guard = facts.parent(facts.parent(definition))  # type: ignore[arg-type]
+    if conflict.cause is Cause.MEMOIZED:
+        if isinstance(guard, cst.If) and guard.orelse is None:
+            return [_unguard(facts, guard)], "Recompute `{carrier}` on every call instead of caching it"
+        return [], None
+    lines = codemods.statement_text(facts, definition)
+    loop = conflict.loop
+    if isinstance(loop, (cst.For, cst.While)) and facts.parent(definition) is facts.parent(loop):
+        first = codemods.first_statement(loop.body)
+        if first is not None:
+            return [codemods.remove_statement(facts, definition), codemods.insert_before(facts, first, lines)], None
+    if conflict.entry_statement is not None:
+        return [codemods.insert_before(facts, conflict.entry_statement, lines)], None
+    return [], None
+
+
+def _unguard(facts: FileFacts, guard: cst.If) -> Edit:
+    """Replace `if cache is None: cache = ...` by its body, one level less indented."""
+    outer = facts.indent_of(guard)
+    body = guard.body
+    lines: list[str] = []
+    if isinstance(body, cst.IndentedBlock):
+        for statement in body.body:
+            lines.extend(codemods.statement_text(facts, statement))
+    span = facts.span(guard)
+    newline = facts.newline()
+    text = "".join(f"{outer}{line}{newline}" for line in lines)
+    return Edit(Span(Location(span.start.row, 1), Location(span.end.row + 1, 1)), text)

@@ -1,0 +1,29 @@
+"""GG008: a manual `loss.backward()` in a Lightning `training_step` with automatic optimization."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gradguard import codemods
+from gradguard.analysis.facts import Cause, FileFacts
+from gradguard.model import Diagnostic, Related
+from gradguard.rules import Rule
+
+
+class FrameworkCallsBackward(Rule):
+    """Lightning backward-s what `training_step` returns; a manual backward before it frees the graph."""
+
+    code = "GG008"
+
+    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
+        for conflict in facts.conflicts:
+            if conflict.cause is not Cause.FRAMEWORK:
+                continue
+            manual = conflict.freed_by if conflict.failing.kind == "framework" else conflict.failing
+            if manual.kind == "framework":
+                continue
+            edits = [codemods.remove_statement(facts, manual.statement)] if manual.statement is not None else []
+            related = [Related(facts.span(conflict.failing.node.name), "Lightning calls backward on what this returns")] \
+                if hasattr(conflict.failing.node, "name") else []
+            yield self.report(facts, manual.node, related=related, edits=edits, root=manual.root_text,
+                              function=manual.function.rsplit(".", 1)[-1])

@@ -1,0 +1,25 @@
+"""GG009: `retain_graph=True` that no later backward or grad needs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from gradguard import codemods
+from gradguard.analysis.facts import FileFacts
+from gradguard.model import Diagnostic
+from gradguard.rules import Rule
+
+
+class UnneededRetainGraph(Rule):
+    """The graph is kept alive after backward, but nothing backward-s through it again."""
+
+    code = "GG009"
+
+    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
+        for retain in facts.needless_retains:
+            call = retain.call.node
+            edits = [codemods.drop_keyword(facts, call, "retain_graph")] if isinstance(call, cst.Call) else []
+            where = "in a loop, so memory grows every iteration" if retain.in_loop else "and keeps its memory alive"
+            yield self.report(facts, call, edits=edits, root=retain.call.root_text, where=where)
