@@ -335,6 +335,7 @@ def _execute(jobs: list[_Job], prelude: str, timeout: float) -> list[dict[str, A
                 timeout=timeout,
                 env=env,
                 stdin=subprocess.DEVNULL,
+                cwd=FIXTURES.parent,
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:
@@ -497,11 +498,11 @@ def _child_main(spec_path: str) -> None:
         error: BaseException | None = None
         attached: Any = None
         sys.argv = [filename]
-        started = time.perf_counter()
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
                 if before is not None:
                     before(name)
+                started = time.perf_counter()
                 try:
                     if source is None:
                         runpy.run_path(filename, run_name="__main__")
