@@ -363,6 +363,7 @@ class Evaluator:
         state.heap = scratch.heap
         state.hdefs = scratch.hdefs
         state.freed = scratch.freed
+        state.epochs = scratch.epochs
         for index in range(len(state.frames)):
             state.frames[index] = scratch.frames[index]
 
@@ -376,6 +377,8 @@ class Evaluator:
             method = self.method_of(owner.ref, name)
             if method is not None:
                 return Value(Kind.FUNCTION, ref=method, label=dotted(expr))
+            if name in K.MODULE_METHODS:
+                return Value(Kind.FUNCTION, label=dotted(expr))
             if owner.ref.is_module and name not in ("training",):
                 # An attribute of a module that the model did not see being set: a parameter.
                 return Value(Kind.TENSOR, grad=True, label=dotted(expr))
@@ -404,11 +407,12 @@ class Evaluator:
             kinds = {v.kind for _, v in operands}
             return FRESH if kinds == {Kind.TENSOR} else UNKNOWN
         site = self.site(node)
-        if site in self.created:
+        epoch = state.epochs.get(site, 0)
+        if epoch:
             state.rename_site(site)
             self._age_origin(site)
             operands = [(expr, rename(value, site)) for expr, value in operands]
-        self.created.add(site)
+        state.epochs[site] = epoch + 1
         current = site << 1
         nodes = frozenset({current}).union(*(v.nodes for _, v in operands))
         reads = []
@@ -557,7 +561,7 @@ class Evaluator:
             inner = self.element_of(args[0][1]) if args else UNKNOWN
             return Value(Kind.LIST, inner.nodes, inner.top, inner.grad, label="enumerate",
                          elems=None) if inner is not DATA else DATA
-        if name in ("zip", "reversed", "list", "tuple", "sorted", "iter", "next", "set"):
+        if name in ("zip", "reversed", "list", "tuple", "sorted", "iter", "next", "set", "dict"):
             values = [v for _, v in args]
             if values and all(v.kind is Kind.DATA for v in values):
                 return DATA
@@ -617,6 +621,9 @@ class Evaluator:
             if info is not None:
                 args, kwargs = self.eval_args(call, state, frame)
                 return self.call_function(info, args, kwargs, state, frame, receiver, call)
+            if method in ("parameters", "named_parameters", "buffers"):
+                self.eval_args(call, state, frame)
+                return Value(Kind.LIST, grad=method != "buffers")
             if method == "manual_backward":
                 args, kwargs = self.eval_args(call, state, frame)
                 self.backward(call, "backward", args[:1], kwargs, state, frame, positional_retain=None)
@@ -914,4 +921,4 @@ def _shape(value: Value) -> str:
 _BUILTINS = frozenset({"float", "int", "bool", "str", "repr", "len", "print", "isinstance", "range",
                        "enumerate", "zip", "reversed", "list", "tuple", "sorted", "iter", "next",
                        "sum", "max", "min", "set", "hasattr", "type", "format", "round", "open", "id",
-                       "hash", "issubclass"})
+                       "hash", "issubclass", "dict"})

@@ -213,7 +213,7 @@ class Interpreter(Evaluator):
                 if later is None:
                     later = back
                 else:
-                    merged = State.join_all([later, back])
+                    merged = State.join_all([later, back], latest_old=True)
                     assert merged is not None
                     if merged.same_as(later):
                         break
@@ -221,7 +221,11 @@ class Interpreter(Evaluator):
                 head = later
         finally:
             frame.loops.pop()
-        after = State.join_all([entry] + ([later] if later is not None else [])) or entry.copy()
+        # Loops are taken to run at least once: joining "no iteration at all" with what the
+        # iterations did would pair values from one path with frees from the other.
+        after = later.copy() if later is not None else entry.copy()
+        if later is None and exits:
+            after.dead = True
         orelse = getattr(loop, "orelse", None)
         if orelse is not None:
             self.exec_block(orelse.body, after, frame, orelse)

@@ -97,3 +97,11 @@ DATA_FUNCTIONS = frozenset(
     {"range", "torch.utils.data.DataLoader", "torch.utils.data.TensorDataset", "iter", "open",
      "torch.utils.data.random_split"}
 )
+
+# Methods every torch.nn.Module has: never a parameter of the same name.
+MODULE_METHODS = MODULE_EVIDENCE_METHODS | frozenset(
+    {"to", "cuda", "cpu", "float", "double", "forward", "register_buffer", "register_parameter",
+     "add_module", "get_parameter", "named_children", "extra_repr", "type", "share_memory",
+     "register_forward_pre_hook", "register_backward_hook", "log", "log_dict", "save_hyperparameters",
+     "manual_backward", "optimizers", "lr_schedulers", "print", "configure_optimizers"}
+)

@@ -15,7 +15,7 @@ HeapKey = tuple[str, str]
 class State:
     """One abstract program state. Copied at branches, joined where paths meet."""
 
-    __slots__ = ("frames", "defs", "heap", "hdefs", "freed", "no_grad", "dead")
+    __slots__ = ("frames", "defs", "heap", "hdefs", "freed", "no_grad", "dead", "epochs")
 
     def __init__(self) -> None:
         self.frames: list[dict[str, Value]] = [{}]
@@ -25,6 +25,8 @@ class State:
         self.freed: dict[int, Freed] = {}
         self.no_grad = False
         self.dead = False
+        # How many times each site has been evaluated on the way to this state.
+        self.epochs: dict[int, int] = {}
 
     def copy(self) -> State:
         """An independent copy (values themselves are immutable and shared)."""
@@ -36,6 +38,7 @@ class State:
         other.freed = dict(self.freed)
         other.no_grad = self.no_grad
         other.dead = self.dead
+        other.epochs = dict(self.epochs)
         return other
 
     @staticmethod
@@ -46,14 +49,23 @@ class State:
         return other
 
     @staticmethod
-    def join_all(states: list[State]) -> State | None:
-        """The state where all `states` meet; None when every one of them is unreachable."""
+    def join_all(states: list[State], latest_old: bool = False) -> State | None:
+        """The state where all `states` meet; None when every one of them is unreachable.
+
+        With `latest_old`, the last state decides whether an old-generation node is freed: when
+        a loop's passes are merged, "old" means "the previous iteration" only in the latest pass.
+        """
         live = [s for s in states if not s.dead]
         if not live:
             return None
+        live = _aligned(live)
         result = live[0].copy()
         for other in live[1:]:
             result._absorb(other)
+        if latest_old and len(live) > 1:
+            last = live[-1]
+            for node in [n for n in result.freed if n & 1 and n not in last.freed]:
+                del result.freed[node]
         return result
 
     def _absorb(self, other: State) -> None:
@@ -97,7 +109,11 @@ class State:
                 self.heap[key] = renamed
         current = site << 1
         why = self.freed.pop(current, None)
-        if why is not None:
+        if why is None:
+            # The old generation now also stands for an instance that was never freed: it is no
+            # longer certainly freed, and the model reports only what it is sure of.
+            self.freed.pop(current | 1, None)
+        else:
             previous = self.freed.get(current | 1)
             if previous is None:
                 self.freed[current | 1] = why
@@ -115,6 +131,31 @@ class State:
             updated = _replace_in(value, old_value, new_value)
             if updated is not value:
                 self.heap[key] = updated
+
+
+def _aligned(states: list[State]) -> list[State]:
+    """Make node ids mean the same instance in every state before joining them.
+
+    A site evaluated on one path but not on another has a "current" node that stands for different
+    evaluations on the two paths; where it lags, the lagging state's current node is moved to the
+    old generation, as if the site had run there too.
+    """
+    latest: dict[int, int] = {}
+    for state in states:
+        for site, epoch in state.epochs.items():
+            if epoch > latest.get(site, 0):
+                latest[site] = epoch
+    result = []
+    for state in states:
+        lagging = [site for site, epoch in latest.items() if state.epochs.get(site, 0) < epoch]
+        if lagging:
+            state = state.copy()
+            for site in lagging:
+                if state.epochs.get(site, 0) > 0:
+                    state.rename_site(site)
+                state.epochs[site] = latest[site]
+        result.append(state)
+    return result
 
 
 def _replace_in(holder: Value, old_value: Value, new_value: Value) -> Value:
