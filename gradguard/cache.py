@@ -53,8 +53,8 @@ class Cache:
     def get(self, key: str, path: str) -> FileResult | None:
         """The cached result for `key` (with `path` as its file), or None."""
         try:
-            with open(self._entry(key), encoding="utf-8") as handle:
-                payload = json.load(handle)
+            with open(self._entry(key), "rb") as handle:
+                payload = json.loads(handle.read())
             if payload.get("version") != __version__ or payload.get("format") != FORMAT:
                 return None
             if payload.get("key") != key:

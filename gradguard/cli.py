@@ -209,10 +209,11 @@ def _report(
     if statistics or fmt in _MACHINE_FORMATS:
         for error in errors:
             click.echo(_error_line(error, cwd), err=True)
+    shown = [result for result in results if result.diagnostics or result.errors]
     if statistics:
-        report.emit_statistics(results, out=stdout, color=use_color(stdout))
+        report.emit_statistics(shown, out=stdout, color=use_color(stdout))
     else:
-        report.emit(results, fmt=fmt, out=stdout, color=use_color(stdout), cwd=cwd)
+        report.emit(shown, fmt=fmt, out=stdout, color=use_color(stdout), cwd=cwd)
     stdout.flush()
     if mode is not None and fixed and not quiet:
         files = sum(1 for outcome in outcomes if outcome.fixed)

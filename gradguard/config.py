@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -131,19 +131,23 @@ class Settings:
 
     def selection(self, path: str | os.PathLike[str]) -> Selection:
         """The rule selection for one file, with its per-file ignores resolved."""
+        if not self.per_file_ignores:
+            return self._plain_selection
         file_ignore: list[str] = []
-        if self.per_file_ignores:
-            relative = self.relative(path)
-            for (_, codes), spec in zip(self.per_file_ignores, self._per_file_specs, strict=True):
-                if relative is not None and spec.match_file(relative):
-                    file_ignore.extend(codes)
+        relative = self.relative(path)
+        for (_, codes), spec in zip(self.per_file_ignores, self._per_file_specs, strict=True):
+            if relative is not None and spec.match_file(relative):
+                file_ignore.extend(codes)
+        return replace(self._plain_selection, file_ignore=tuple(file_ignore))
+
+    @cached_property
+    def _plain_selection(self) -> Selection:
         return Selection(
             select=self.select + self.extend_select,
             ignore=self.ignore,
             cli_select=self.cli.select,
             cli_extend_select=self.cli.extend_select,
             cli_ignore=self.cli.ignore,
-            file_ignore=tuple(file_ignore),
         )
 
     @property
@@ -159,35 +163,57 @@ class Settings:
         return relative.replace(os.sep, "/")
 
     def is_excluded(self, path: str | os.PathLike[str], is_dir: bool, anchor: str | None = None) -> bool:
-        """True when `exclude`/`extend-exclude` matches the path.
+        """True when `exclude`/`extend-exclude` matches the path (a folder's contents are not checked).
 
         Patterns are relative to `root`; a path outside it is matched by its name. With `anchor` (a
         folder given explicitly although excluded), paths below it are matched relative to it instead,
         so that the folder's own name does not exclude everything inside it.
         """
         absolute = os.path.abspath(path)
+        names, folder_names, spec = self._exclude_plan
+        name = os.path.basename(absolute)
+        if name in names or (is_dir and name in folder_names):
+            return True
+        if spec is None:
+            return False
         relative = self.relative(absolute)
         if anchor is not None and (relative is None or not _is_below(str(self.root), anchor)):
             inside = os.path.relpath(absolute, anchor)
             if not inside.startswith(".."):
                 relative = inside.replace(os.sep, "/")
         if relative is None or relative == ".":
-            relative = os.path.basename(absolute)
+            relative = name
         if is_dir:
             relative += "/"
-        return self._exclude_spec.match_file(relative)
+        return spec.match_file(relative)
 
     @cached_property
-    def _exclude_spec(self) -> pathspec.GitIgnoreSpec:
-        import pathspec
-
-        return pathspec.GitIgnoreSpec.from_lines(self.exclude + self.extend_exclude)
+    def _exclude_plan(self) -> tuple[frozenset[str], frozenset[str], pathspec.GitIgnoreSpec | None]:
+        """Plain names (`build`, `.venv/`) are matched with a set; only other patterns need pathspec."""
+        patterns = [p.strip() for p in self.exclude + self.extend_exclude]
+        patterns = [p for p in patterns if p and not p.startswith("#")]
+        if any(p.startswith("!") for p in patterns):
+            return frozenset(), frozenset(), _gitignore_spec(patterns)
+        names: set[str] = set()
+        folder_names: set[str] = set()
+        rest: list[str] = []
+        for pattern in patterns:
+            core = pattern[:-1] if pattern.endswith("/") else pattern
+            if core and not any(char in core for char in "/*?[]\\"):
+                (folder_names if pattern.endswith("/") else names).add(core)
+            else:
+                rest.append(pattern)
+        return frozenset(names), frozenset(folder_names), _gitignore_spec(rest) if rest else None
 
     @cached_property
     def _per_file_specs(self) -> tuple[pathspec.GitIgnoreSpec, ...]:
-        import pathspec
+        return tuple(_gitignore_spec([pattern]) for pattern, _ in self.per_file_ignores)
 
-        return tuple(pathspec.GitIgnoreSpec.from_lines([pattern]) for pattern, _ in self.per_file_ignores)
+
+def _gitignore_spec(patterns: list[str]) -> pathspec.GitIgnoreSpec:
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 def _is_below(path: str, folder: str) -> bool:
@@ -332,7 +358,8 @@ class Resolver:
         self.cwd = cwd.resolve()
         self.cli = cli or CliOverrides()
         self._known = known
-        self._by_dir: dict[Path, Settings] = {}
+        self._by_dir: dict[str, Settings] = {}
+        self._by_given_dir: dict[str, Settings] = {}
         self._forced: Settings | None = None
         if self.cli.output_format is not None and self.cli.output_format not in OUTPUT_FORMATS:
             raise ConfigError(
@@ -353,36 +380,43 @@ class Resolver:
         return self._known
 
     def _with_cli(self, settings: Settings) -> Settings:
-        from dataclasses import replace
-
         return replace(settings, cli=self.cli)
 
     def for_path(self, path: str | os.PathLike[str]) -> Settings:
         """The settings of the nearest config walking up from `path` (a file or a folder)."""
+        absolute = os.path.abspath(path)
+        return self.for_dir(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))
+
+    def for_file(self, path: str) -> Settings:
+        """The settings for a file (no check that it is one)."""
+        folder = os.path.dirname(path)
+        found = self._by_given_dir.get(folder)
+        if found is None:
+            found = self._by_given_dir[folder] = self.for_dir(os.path.dirname(os.path.abspath(path)))
+        return found
+
+    def for_dir(self, directory: str) -> Settings:
+        """The settings for an absolute folder path."""
         if self._forced is not None:
             return self._forced
-        absolute = Path(os.path.abspath(path))
-        start = absolute if os.path.isdir(absolute) else absolute.parent
-        return self._for_dir(start)
-
-    def _for_dir(self, directory: Path) -> Settings:
         found = self._by_dir.get(directory)
         if found is not None:
             return found
         settings = self._read_dir(directory)
         if settings is None:
-            parent = directory.parent
-            settings = (
-                self._for_dir(parent) if parent != directory else self._with_cli(Settings(root=self.cwd))
-            )
+            parent = os.path.dirname(directory)
+            if parent != directory:
+                settings = self.for_dir(parent)
+            else:
+                settings = self._with_cli(Settings(root=self.cwd))
         self._by_dir[directory] = settings
         return settings
 
-    def _read_dir(self, directory: Path) -> Settings | None:
+    def _read_dir(self, directory: str) -> Settings | None:
         for name in ("gradguard.toml", "pyproject.toml"):
-            candidate = directory / name
-            if candidate.is_file():
-                settings = read_config(candidate, self.known)
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate):
+                settings = read_config(Path(candidate), self.known)
                 if settings is not None:
                     return self._with_cli(settings)
         return None

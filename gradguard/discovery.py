@@ -139,10 +139,9 @@ class _Walker:
         if _excluded_explicit(top, True, self.resolver):
             self.anchor = absolute
             ignores = []
-        self._walk_dir(top, ignores)
+        self._walk_dir(top, absolute, ignores)
 
-    def _walk_dir(self, directory: str, ignores: list[_Ignore]) -> None:
-        absolute = os.path.abspath(directory)
+    def _walk_dir(self, directory: str, absolute: str, ignores: list[_Ignore]) -> None:
         own = _read_gitignore(absolute)
         if own is not None:
             ignores = [*ignores, own]
@@ -152,34 +151,36 @@ class _Walker:
         except OSError as exc:
             self.errors.append(FileError(directory, f"cannot list the folder: {describe_os_error(exc)}"))
             return
-        settings = self.resolver.for_path(absolute)
+        settings = self.resolver.for_dir(absolute)
+        prefix = "" if directory == os.curdir else directory + os.sep
         for entry in entries:
-            path = entry.path[2:] if entry.path.startswith("./") else entry.path
+            name = entry.name
+            path = prefix + name
+            child = os.path.join(absolute, name)
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
             if is_dir:
-                if entry.name == ".git" or self._ignored(entry.path, True, ignores, settings):
+                if name == ".git" or self._ignored(child, True, ignores, settings):
                     continue
-                self._walk_dir(path, ignores)
+                self._walk_dir(path, child, ignores)
                 continue
-            if not entry.name.endswith(SUFFIXES):
+            if not name.endswith(SUFFIXES):
                 continue
-            if self._ignored(entry.path, False, ignores, settings):
+            if self._ignored(child, False, ignores, settings):
                 continue
             if is_link:
-                problem = _link_problem(entry.path)
+                problem = _link_problem(child)
                 if problem is not None:
                     self.errors.append(FileError(path, problem))
                     continue
-                if os.path.isdir(entry.path):
+                if os.path.isdir(child):
                     continue
             self.files.setdefault(path, None)
 
-    def _ignored(self, path: str, is_dir: bool, ignores: list[_Ignore], settings: Settings) -> bool:
-        absolute = os.path.abspath(path)
+    def _ignored(self, absolute: str, is_dir: bool, ignores: list[_Ignore], settings: Settings) -> bool:
         if settings.is_excluded(absolute, is_dir, self.anchor):
             return True
         return _git_ignored(absolute, is_dir, ignores)
@@ -188,7 +189,10 @@ class _Walker:
 def _git_ignored(absolute: str, is_dir: bool, ignores: list[_Ignore]) -> bool:
     """git's rule: the deepest .gitignore with a matching pattern decides (a `!` pattern re-includes)."""
     for ignore in reversed(ignores):
-        relative = os.path.relpath(absolute, ignore.base).replace(os.sep, "/")
+        base = ignore.base.rstrip(os.sep) + os.sep
+        if not absolute.startswith(base):
+            continue
+        relative = absolute[len(base) :].replace(os.sep, "/")
         if is_dir:
             relative += "/"
         result = ignore.spec.check_file(relative)

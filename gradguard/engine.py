@@ -132,13 +132,30 @@ def prepare(data: bytes, path: str) -> Prepared:
     return Prepared(path, text, encoding)
 
 
-def screen(prepared: Prepared) -> FileResult | None:
-    """The cheap prefilter: a skipped result when the text cannot hold a finding, else None."""
+def prescreen(data: bytes) -> bool:
+    """The cheap prefilter on a file's bytes: False when it cannot hold a finding.
+
+    Such a file is neither decoded nor parsed (a binary or undecodable file among them goes unreported:
+    it cannot hold a finding either).
+    """
     from gradguard.analysis import might_hold_finding
 
-    if prepared.notebook is not None and not prepared.notebook.is_python:
-        return _result(prepared, (), skipped=True)
-    if might_hold_finding(prepared.program):
+    return might_hold_finding(data)
+
+
+def screen(prepared: Prepared, data: bytes | None = None) -> FileResult | None:
+    """The cheap prefilter: a skipped result when the text cannot hold a finding, else None.
+
+    `data`, the file's bytes, spares encoding the text again (for a script; a notebook's program is
+    screened as text).
+    """
+    from gradguard.analysis import might_hold_finding
+
+    if prepared.notebook is not None:
+        if not prepared.notebook.is_python or not might_hold_finding(prepared.program):
+            return _result(prepared, (), skipped=True)
+        return None
+    if might_hold_finding(data if data is not None else prepared.source):
         return None
     return _result(prepared, (), skipped=True)
 
@@ -230,12 +247,13 @@ def map_to_cells(diagnostic: Diagnostic, notebook: Notebook) -> Diagnostic:
     if fix is not None:
         edits: list[Edit] = []
         for edit in fix.edits:
-            edit_cell, edit_span = _map_span(edit.span, notebook)
-            if edit_cell != cell:
+            place = notebook.locate_span(edit.span.start.row, edit.span.end.row, edit.span.end.column)
+            if place is None or place[0] != cell:
                 # A fix reaching into another cell cannot be shown as edits of this cell.
                 fix = None
                 break
-            edits.append(Edit(edit_span, edit.content))
+            _, row, end_row = place
+            edits.append(Edit(Span.of(row, edit.span.start.column, end_row, edit.span.end.column), edit.content))
         if fix is not None:
             fix = Fix(fix.message, fix.applicability, tuple(edits))
     return replace(
@@ -287,9 +305,12 @@ def check_source(text: str, path: str, settings: Settings) -> FileResult:
 
 
 def check_path(path: str, settings: Settings) -> FileResult:
-    """Read, decode and lint the file at `path`."""
+    """Read, prefilter, decode and lint the file at `path`."""
     try:
-        prepared = prepare(read_bytes(path), path)
+        data = read_bytes(path)
+        if not prescreen(data):
+            return FileResult(path, skipped=True)
+        prepared = prepare(data, path)
     except InputError as exc:
         return FileResult(path, errors=(exc.error,))
-    return check_prepared(prepared, settings.selection(path))
+    return screen(prepared, data) or analyse(prepared, settings.selection(path))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gradguard.engine import InputError, Prepared, program_diagnostics, to_file_coordinates
-from gradguard.model import Applicability, Diagnostic, Edit, FileError, FileResult, Fix, Location
+from gradguard.model import Applicability, Diagnostic, Edit, FileError, FileResult, Fix, Location, Span
 
 if TYPE_CHECKING:
     from gradguard.config import Selection
@@ -56,6 +56,8 @@ def line_starts(text: str) -> list[int]:
 
 def to_offset(location: Location, starts: list[int], text: str) -> int:
     """A 1-based (row, column) to an offset in `text`; EditConflict when it lies outside."""
+    if location.row == len(starts) + 1 and location.column == 1 and not text.endswith(("\n", "\r")):
+        return len(text)  # just past a last line that has no newline (a notebook cell's last line)
     if not 1 <= location.row <= len(starts):
         raise EditConflict(f"row {location.row} is outside the text")
     start = starts[location.row - 1]
@@ -103,12 +105,10 @@ class _Text:
         self.newline = newline_of(text)
         self.taken: list[tuple[int, int, str]] = []
 
-    def offsets(self, edit: Edit, row_offset: int = 0) -> tuple[int, int, str]:
-        """An edit as an offset range of this text (rows shifted by `row_offset`)."""
-        start_loc = Location(edit.span.start.row - row_offset, edit.span.start.column)
-        end_loc = Location(edit.span.end.row - row_offset, edit.span.end.column)
-        start = to_offset(start_loc, self.starts, self.text)
-        end = to_offset(end_loc, self.starts, self.text)
+    def offsets(self, edit: Edit) -> tuple[int, int, str]:
+        """An edit as an offset range of this text."""
+        start = to_offset(edit.span.start, self.starts, self.text)
+        end = to_offset(edit.span.end, self.starts, self.text)
         if end < start:
             raise EditConflict("an edit ends before it starts")
         content = edit.content
@@ -156,12 +156,13 @@ def fix_notebook_round(prepared: Prepared, fixes: list[Fix]) -> tuple[dict[int, 
         try:
             planned = []
             for edit in fix.edits:
-                cell, row = notebook.locate(edit.span.start.row)
-                end_cell, _ = notebook.locate(edit.span.end.row)
-                if end_cell != cell or cell not in sources:
+                place = notebook.locate_span(edit.span.start.row, edit.span.end.row, edit.span.end.column)
+                if place is None or place[0] not in sources:
                     raise EditConflict("an edit spans two cells")
+                cell, row, end_row = place
                 target = targets.setdefault(cell, _Text(sources[cell]))
-                planned.append((target, target.offsets(edit, row_offset=edit.span.start.row - row)))
+                cell_edit = Edit(Span.of(row, edit.span.start.column, end_row, edit.span.end.column), edit.content)
+                planned.append((target, target.offsets(cell_edit)))
         except EditConflict:
             continue
         applied += _take(planned)

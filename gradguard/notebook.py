@@ -49,6 +49,22 @@ class Notebook:
         cell, cell_row = self.rows[index]
         return cell, cell_row + (row - index - 1)
 
+    def locate_span(self, start_row: int, end_row: int, end_column: int) -> tuple[int, int, int] | None:
+        """(cell, start row in cell, end row in cell) of a program span, or None when it crosses cells.
+
+        A span ending at column 1 of the row after a cell's last line (its trailing newline included)
+        stays in that cell: its end row is then the cell's row count + 1.
+        """
+        cell, row = self.locate(start_row)
+        end_cell, cell_end_row = self.locate(end_row)
+        if end_cell == cell and (end_row <= len(self.rows) or end_column == 1):
+            return cell, row, cell_end_row
+        if end_column == 1 and end_row > start_row:
+            before_cell, before_row = self.locate(end_row - 1)
+            if before_cell == cell:
+                return cell, row, before_row + 1
+        return None
+
     def cell_start_row(self, cell: int) -> int | None:
         """The program row where a cell's first line sits."""
         for index, (found, cell_row) in enumerate(self.rows):
@@ -84,6 +100,10 @@ def parse_notebook(text: str) -> Notebook:
         raise NotebookError(f"malformed notebook JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise NotebookError("malformed notebook JSON: nested too deeply") from None
+    if isinstance(document, dict) and "worksheets" in document and "cells" not in document:
+        raise NotebookError(
+            "an nbformat 3 notebook (cells inside 'worksheets'); upgrade it with `jupyter nbconvert --to notebook`"
+        )
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
         raise NotebookError("not a Jupyter notebook: no 'cells' list at the top level")
     language = _language(document)

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gradguard.cache import Cache, entry_key
-from gradguard.engine import InputError, Prepared, analyse, prepare, read_bytes, screen
+from gradguard.discovery import is_notebook
+from gradguard.engine import InputError, Prepared, analyse, prepare, prescreen, read_bytes, screen
 from gradguard.fixes import FixOutcome, digest
 from gradguard.model import Applicability, FileError, FileResult
 
@@ -92,24 +93,27 @@ def lint_files(
     prepared: dict[int, Prepared] = {}
     jobs: list[Job] = []
     for index, path in enumerate(files):
-        settings = resolver.for_path(path)
-        selection = settings.selection(path)
+        selection = resolver.for_file(path).selection(path)
         try:
             data = read_bytes(path)
+            if not prescreen(data):
+                outcomes[index] = FixOutcome(FileResult(path, skipped=True))
+                continue
+            key = entry_key(data, selection.fingerprint(), is_notebook(path)) if cache is not None else None
+            if cache is not None and key is not None:
+                hit = cache.get(key, path)
+                if hit is not None and (mode is None or not mode.wants(hit)):
+                    # Only a clean decode was ever cached, so the text is decoded again only to show it.
+                    outcomes[index] = FixOutcome(_with_source(hit, data, path))
+                    continue
             item = prepare(data, path)
         except InputError as exc:
             outcomes[index] = FixOutcome(FileResult(path, errors=(exc.error,)))
             continue
-        skipped = screen(item)
+        skipped = screen(item, data)
         if skipped is not None:
             outcomes[index] = FixOutcome(replace(skipped, source=None, cells=()))
             continue
-        key = entry_key(data, selection.fingerprint(), item.notebook is not None) if cache else None
-        if cache is not None and key is not None:
-            hit = cache.get(key, path)
-            if hit is not None and (mode is None or not mode.wants(hit)):
-                outcomes[index] = FixOutcome(_with_source(hit, item))
-                continue
         prepared[index] = item
         jobs.append(
             Job(
@@ -134,7 +138,7 @@ def lint_files(
         nonlocal done
         result = outcome.result
         if result.source is None and job.index in prepared:
-            result = _with_source(result, prepared[job.index])
+            result = _attach_source(result, prepared[job.index])
         outcomes[job.index] = replace(outcome, result=result)
         done += 1
         if progress is not None:
@@ -147,16 +151,32 @@ def lint_files(
         for job in jobs:
             finished(job, run_job_safely(job))
     else:
+        # Largest first, so that no big file starts last and keeps one worker busy alone.
+        jobs.sort(key=lambda job: len(job.text), reverse=True)
         run_pool(jobs, min(workers, len(jobs)), finished, run_job)
     return [outcome for outcome in outcomes if outcome is not None]
 
 
-def _with_source(result: FileResult, item: Prepared) -> FileResult:
+def _shows_source(result: FileResult) -> bool:
+    return bool(result.diagnostics) or any(error.row for error in result.errors)
+
+
+def _attach_source(result: FileResult, item: Prepared) -> FileResult:
     """Reporters show excerpts: give them the text (only results with something to show need it)."""
-    if not result.diagnostics and not any(e.row for e in result.errors):
+    if not _shows_source(result):
         return result
     cells = item.notebook.cells if item.notebook is not None else ()
     return replace(result, source=item.program, cells=cells)
+
+
+def _with_source(result: FileResult, data: bytes, path: str) -> FileResult:
+    """A cached result, with its text decoded again when a reporter will show it."""
+    if not _shows_source(result):
+        return result
+    try:
+        return _attach_source(result, prepare(data, path))
+    except InputError:
+        return result
 
 
 def run_job(job: Job) -> FixOutcome:
@@ -225,7 +245,14 @@ def run_pool(
         while pending:
             unfinished: list[Job] = []
             with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context) as pool:
-                futures = {pool.submit(work, job): job for job in pending}
+                futures = {}
+                for position, job in enumerate(pending):
+                    try:
+                        futures[pool.submit(work, job)] = job
+                    except BrokenProcessPool:
+                        # A worker died while jobs were still being handed out.
+                        unfinished.extend(pending[position:])
+                        break
                 for future in as_completed(futures):
                     job = futures[future]
                     try:
@@ -239,8 +266,8 @@ def run_pool(
                 os.unlink(os.path.join(markers, name))
             suspects = [job for job in unfinished if str(job.index) in started]
             if unfinished and not suspects:
-                # The pool died outside any job: no file to blame, so give each its own process.
-                suspects = unfinished
+                # The pool died outside any job: no file to blame; isolate one so every round progresses.
+                suspects = unfinished[:1]
             for job in suspects:
                 finished(job, _isolated(job, context, work))
             blamed = {job.index for job in suspects}

@@ -30,7 +30,9 @@ def _make_bad_inputs(project: Project) -> dict[str, str]:
     project.write("blob.py", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR backward \x00\xff")
     project.write("empty.py", b"")
     project.write("bad.ipynb", '{"cells": [{"cell_type": "code", "source": ["loss.backward()"]')
-    project.write("nocells.ipynb", json.dumps({"metadata": {}, "nbformat": 4}))
+    project.write("nocells.ipynb", json.dumps({"metadata": {}, "nbformat": 4, "text": "loss.backward()"}))
+    v3_cell = {"cell_type": "code", "input": ["loss.backward()\n"], "language": "python", "outputs": []}
+    project.write("old.ipynb", json.dumps({"metadata": {}, "nbformat": 3, "worksheets": [{"cells": [v3_cell]}]}))
     os.mkfifo(project.root / "pipe.py")
     os.symlink("gone.py", project.root / "dangling.py")
     os.symlink("loop.py", project.root / "loop.py")
@@ -40,6 +42,7 @@ def _make_bad_inputs(project: Project) -> dict[str, str]:
         "blob.py": "blob.py: error: binary file (it contains NUL bytes), not Python source",
         "bad.ipynb": "bad.ipynb: error: malformed notebook JSON",
         "nocells.ipynb": "nocells.ipynb: error: not a Jupyter notebook: no 'cells' list",
+        "old.ipynb": "old.ipynb: error: an nbformat 3 notebook (cells inside 'worksheets')",
         "pipe.py": "pipe.py: error: not a regular file (a named pipe), not linted",
         "dangling.py": "dangling.py: error: broken symbolic link (target 'gone.py' does not exist)",
         "loop.py": "loop.py: error: symbolic link loop",
@@ -142,3 +145,11 @@ def test_unreadable_file_and_folder(project: Project) -> None:
     assert "secret.py: error: cannot read: permission denied" in lines
     assert "locked: error: cannot list the folder: permission denied" in lines
     assert any(line.startswith(f"train.py:{GG001_ROW}:") for line in lines), output
+
+
+def test_files_that_cannot_hold_a_finding_are_not_even_decoded(project: Project) -> None:
+    """The prefilter runs on the bytes: a file without backward/grad/retain_graph is skipped unread."""
+    project.write("legacy.py", "# -*- nothing declared -*-\nname = 'café'\n".encode("latin-1"))
+    project.write("data.py", b"BLOB = b'\x00\x01'\n")
+    result = project.lint()
+    assert result.exit_code == 0, result.output

@@ -67,7 +67,7 @@ def test_changed_file_or_selection_misses(project: Project) -> None:
     assert "planted" not in project.lint().output
     path.write_text(path.read_text().replace("# edited\n", ""), encoding="utf-8")
     assert "planted" in project.lint().output
-    project.write("pyproject.toml", "[tool.gradguard]\nignore = ['GG009']\n")
+    project.write("pyproject.toml", "[tool.gradguard]\nignore = ['GG001']\n")
     changed = project.lint()
     assert changed.exit_code == 0, changed.output
     assert "planted" not in changed.output
