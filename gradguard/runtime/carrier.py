@@ -87,16 +87,20 @@ def _is_scannable_object(value: Any, module_type: type) -> bool:
     if isinstance(value, _SKIP_TYPES) or not hasattr(value, "__dict__"):
         return False
     owner_module = getattr(type(value), "__module__", "") or ""
-    return not owner_module.startswith(("torch", "builtins", "numpy", "collections"))
+    return not owner_module.startswith(("torch", "builtins", "numpy", "collections", "lightning", "pytorch_lightning"))
 
 
 class Scanner:
     """Collects candidates from frames, then from the objects those frames hold."""
 
-    def __init__(self, is_tensor: TensorTest, wanted: TensorTest, module_type: type) -> None:
+    def __init__(
+        self, is_tensor: TensorTest, wanted: TensorTest, module_type: type, whole_types: tuple[type, ...] = ()
+    ) -> None:
         self._is_tensor = is_tensor
         self._wanted = wanted
         self._module_type = module_type
+        self._whole_types = whole_types
+        self.objects_scanned = False
         self._by_id: dict[int, Candidate] = {}
         self.candidates: list[Candidate] = []
         self._objects: list[tuple[str, Any, int, FrameType]] = []
@@ -128,23 +132,50 @@ class Scanner:
         for suffix, item, kind in _tensor_items(value, self._is_tensor):
             if self._wanted(item):
                 self._add(Candidate(name + suffix, name, item, depth, frame, container=kind))
+        if isinstance(value, self._whole_types):
+            for item in self._attribute_tensors(value):
+                self._add(Candidate(name, name, item, depth, frame))
+            return
         if _is_scannable_object(value, self._module_type) and id(value) not in self._seen_objects:
             self._seen_objects.add(id(value))
             self._objects.append((name, value, depth, frame))
 
+    def _attribute_tensors(self, obj: Any) -> list[Any]:
+        """Wanted tensors held directly by an object kept whole (a torch.distributions object)."""
+        try:
+            values = list(vars(obj).values())
+        except TypeError:
+            return []
+        return [v for v in values if self._is_tensor(v) and self._wanted(v)]
+
     def scan_objects(self, *, parameters: bool = False) -> None:
-        """Stage 2: tensor attributes of the modules and objects found in stage 1."""
-        modules_seen = 0
+        """Stage 2: tensor attributes of the modules and objects found in stage 1 (and of the modules
+        those objects hold, such as `self.model` on a trainer)."""
+        self.objects_scanned = True
+        budget = [MAX_MODULES]
         for name, obj, depth, frame in self._objects[:MAX_OBJECTS]:
             if isinstance(obj, self._module_type):
-                for path, sub in obj.named_modules():
-                    modules_seen += 1
-                    if modules_seen > MAX_MODULES:
-                        return
-                    prefix = f"{name}.{path}" if path else name
-                    self._scan_attributes(prefix, sub, depth, frame, parameters=parameters)
-            else:
-                self._scan_attributes(name, obj, depth, frame, parameters=parameters)
+                self._scan_module(name, obj, depth, frame, parameters, budget)
+                continue
+            self._scan_attributes(name, obj, depth, frame, parameters=parameters)
+            try:
+                attributes = list(vars(obj).items())
+            except TypeError:
+                continue
+            for attribute, value in attributes:
+                if isinstance(value, self._module_type) and id(value) not in self._seen_objects:
+                    self._seen_objects.add(id(value))
+                    self._scan_module(f"{name}.{attribute}", value, depth, frame, parameters, budget)
+
+    def _scan_module(
+        self, name: str, module: Any, depth: int, frame: FrameType, parameters: bool, budget: list[int]
+    ) -> None:
+        for path, sub in module.named_modules():
+            budget[0] -= 1
+            if budget[0] < 0:
+                return
+            prefix = f"{name}.{path}" if path else name
+            self._scan_attributes(prefix, sub, depth, frame, parameters=parameters)
 
     def _scan_attributes(self, prefix: str, obj: Any, depth: int, frame: FrameType, *, parameters: bool) -> None:
         try:
@@ -165,6 +196,10 @@ class Scanner:
                     self._add(Candidate(expression, expression, value, depth, frame, obj, attribute))
                 continue
             if attribute in ("_parameters", "_buffers", "_modules"):
+                continue
+            if isinstance(value, self._whole_types):
+                for item in self._attribute_tensors(value):
+                    self._add(Candidate(expression, expression, item, depth, frame, obj, attribute))
                 continue
             for suffix, item, kind in _tensor_items(value, self._is_tensor):
                 if self._wanted(item):

@@ -41,6 +41,8 @@ class Cause(StrEnum):
     OUTSIDE_LOOP = "graph built once, used every iteration"
     GRAD_FREED = "torch.autograd.grad freed the graph"
     REPEATED = "the same graph backward-ed again"
+    FRAMEWORK = "the framework calls backward too"
+    COLLECTED = "graph tensors collected across iterations"
     UNKNOWN = "stale graph"
     INPLACE = "tensor modified in place"
 
@@ -126,6 +128,7 @@ class Diagnosis:
     rank: int | None = None
     world_size: int | None = None
     created_at: str | None = None
+    called_by: str | None = None
     details: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
@@ -212,6 +215,8 @@ _RULES: dict[Cause, str | None] = {
     Cause.GAN_FAKE: "GG005",
     Cause.OUTSIDE_LOOP: "GG006",
     Cause.GRAD_FREED: "GG007",
+    Cause.FRAMEWORK: "GG008",
+    Cause.COLLECTED: "GG003",
     Cause.UNKNOWN: None,
     Cause.INPLACE: None,
 }
@@ -261,8 +266,36 @@ def choose_fix(cause: Cause, facts: dict[str, Any]) -> Fix:
             "the whole history (slower every step) and memory grows until it runs out. Detaching keeps the "
             "value and cuts the graph at the iteration boundary (truncated backpropagation through time).",
         )
+    if cause is Cause.COLLECTED:
+        return Fix(
+            FixKind.OTHER,
+            f"{expression}.clear()",
+            f"empty `{expression}` after each backward (or at the start of each iteration), so it only holds "
+            "tensors of the current graph; store `.detach()`ed tensors or `.item()` if they are only logged",
+            _WRONG + f"it would keep the graph behind every tensor ever added to `{expression}` alive; memory "
+            "grows every step and each backward goes through all earlier iterations again.",
+        )
+    if cause is Cause.FRAMEWORK:
+        receiver = facts.get("freed_call_receiver") or expression
+        return Fix(
+            FixKind.OTHER,
+            f"return {receiver}  # and delete `{facts.get('freed_call') or receiver + '.backward()'}`",
+            "the framework already runs backward on the loss your step returns: remove your own backward call "
+            "(or switch to manual optimization, e.g. Lightning's `self.automatic_optimization = False` with "
+            "`self.manual_backward(loss)`)",
+            _WRONG + "it would run backward twice per step, doubling every gradient.",
+        )
     if cause is Cause.ACCUMULATED:
         value = facts.get("accumulated_value") or "loss"
+        if facts.get("periodic"):
+            return Fix(
+                FixKind.OTHER,
+                f"{expression} = 0.0",
+                f"reset `{expression}` right after the backward that consumes it (each accumulation window "
+                "must start from zero)",
+                _WRONG + f"each update would backpropagate through every earlier window again through "
+                f"`{expression}`: gradients counted many times, memory growing without bound.",
+            )
         code = f"{value}.backward()\n{expression} += {value}.item()"
         return Fix(
             FixKind.ITEM,
@@ -404,6 +437,10 @@ _CAUSE_TEXT: dict[Cause, str] = {
     Cause.REPEATED: "the same graph (`{carrier}`) is backpropagated a second time without running the forward "
     "again.",
     Cause.UNKNOWN: "a tensor computed before an earlier backward is reused by this one.",
+    Cause.FRAMEWORK: "the training loop of the framework calls backward on the loss the step returns, after the "
+    "step already called backward on `{carrier}` itself.",
+    Cause.COLLECTED: "tensors with their graphs are collected in `{carrier}` across iterations and never "
+    "cleared, so a later backward reaches graphs that earlier iterations' backward calls freed.",
     Cause.INPLACE: "",
 }
 
@@ -441,11 +478,12 @@ def explanation_for(diagnosis: Diagnosis) -> str:
     call = d.failing_call
     freed = d.freed_by
     if freed is not None:
-        how = "exactly" if d.freed_by_exact else "inferred from creation order"
+        how = "" if d.freed_by_exact else " (inferred from creation order)"
+        api = call.api if call else "backward"
         parts.append(
-            f"{where}{call.api if call else 'This'} call #{call.call_index if call else '?'} at {_at(call)} went "
+            f"{where}{api[0].upper() + api[1:]} call #{call.call_index if call else '?'} at {_at(call)} went "
             f"through a part of the graph that {freed.api} call #{freed.call_index} at {_at(freed)} had already "
-            f"freed ({how}); that call ran without retain_graph=True, so autograd released the saved tensors"
+            f"freed{how}; that call ran without retain_graph=True, so autograd released the saved tensors"
             + (f" of {d.node}." if d.node else ".")
         )
     else:

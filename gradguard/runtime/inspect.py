@@ -62,6 +62,14 @@ def node_seq(node: Any) -> int:
         return ACCUMULATE_SEQ
 
 
+def grad_fn_of(value: Any) -> Any:
+    """The graph node behind a backward root: a tensor's `grad_fn`, or a GradientEdge's node."""
+    node = getattr(value, "grad_fn", None)
+    if node is None:
+        node = getattr(value, "node", None)
+    return node
+
+
 def children_of(node: Any) -> list[Any]:
     """The nodes `node` passes gradients to (its `next_functions`, without the empty slots)."""
     try:
@@ -199,10 +207,18 @@ class GraphView:
         }
 
 
-def walk(roots: Sequence[Any], threshold: int | None, budget: Budget, probe: SavedProbe) -> GraphView:
+def walk(
+    roots: Sequence[Any],
+    threshold: int | None,
+    budget: Budget,
+    probe: SavedProbe,
+    stale: set[Any] | None = None,
+) -> GraphView:
     """Walk the graph below `roots`, classifying nodes against the old/fresh `threshold`.
 
-    Without a threshold (no earlier freeing call is known) every freed node counts as stale.
+    Without a threshold (no earlier freeing call is known) every freed node counts as stale. With
+    `stale` (the nodes of the graph the culprit call ran through, when its root is known), an old node
+    is stale exactly when it is in that set: nodes the failing call freed itself no longer look stale.
     """
     nodes: list[Any] = []
     index: dict[Any, int] = {}
@@ -234,7 +250,7 @@ def walk(roots: Sequence[Any], threshold: int | None, budget: Budget, probe: Sav
     while stack:
         i, post = stack.pop()
         if post:
-            if state[i] != STALE and freed[i] is None and _is_old(seq[i], threshold):
+            if stale is None and state[i] != STALE and freed[i] is None and _is_old(seq[i], threshold):
                 if any(state[c] == STALE for c in children[i]):
                     state[i] = STALE
             order.append(i)
@@ -247,7 +263,13 @@ def walk(roots: Sequence[Any], threshold: int | None, budget: Budget, probe: Sav
         if seq[i] == ACCUMULATE_SEQ:
             order.append(i)
             continue
-        if _is_old(seq[i], threshold):
+        if stale is not None and _is_old(seq[i], threshold):
+            if node in stale:
+                freed[i] = probe.freed(node)
+                state[i] = STALE
+                order.append(i)
+                continue
+        elif _is_old(seq[i], threshold):
             freed[i] = probe.freed(node)
             if freed[i]:
                 state[i] = STALE

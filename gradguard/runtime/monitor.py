@@ -97,6 +97,7 @@ class _State:
                 frame=frame,
                 records=self.log.snapshot(),
                 classifier=self.classifier,
+                caller=self.classifier.first_outside(sys._getframe(1)),
                 held_roots=self.deep.held() if self.deep is not None else (),
             )
             diagnosis = explain(failure, kind)

@@ -181,6 +181,17 @@ class CodeClassifier:
             frame = frame.f_back
         return fallback
 
+    def first_outside(self, frame: FrameType | None) -> FrameType | None:
+        """The first frame at or above `frame` that is not torch's or gradguard's own code."""
+        while frame is not None:
+            kind = self.cache.get(frame.f_code)
+            if kind is None:
+                kind = self.classify(frame.f_code)
+            if kind != INTERNAL:
+                return frame
+            frame = frame.f_back
+        return None
+
     def user_frames(self, frame: FrameType | None, limit: int) -> Iterator[FrameType]:
         """Up to `limit` user frames from `frame` outwards (innermost first)."""
         found = 0

@@ -83,6 +83,8 @@ def rows(d: Diagnosis) -> list[tuple[str, str, str]]:
     if d.failing_call:
         index = f", call #{d.failing_call.call_index}" if d.failing_call.call_index is not None else ""
         out.append(("failing call", _site(d.failing_call) + index, d.failing_call.source))
+    if d.called_by:
+        out.append(("called by", _path(d.called_by.rsplit(":", 1)[0]) + ":" + d.called_by.rsplit(":", 1)[1], ""))
     if d.error is ErrorKind.DOUBLE_BACKWARD:
         if d.freed_by:
             how = "" if d.freed_by_exact else " (inferred from creation order)"
@@ -98,9 +100,10 @@ def rows(d: Diagnosis) -> list[tuple[str, str, str]]:
         if d.node:
             out.append(("freed node", d.node + (f", created at {d.created_at}" if d.created_at else ""), ""))
     if d.carrier:
-        where = f" in {d.carrier.scope}()" if d.carrier.scope not in ("<module>", "<unknown>") else ""
-        if d.carrier.scope and d.carrier.scope[:1].isupper():
-            where = f" on {d.carrier.scope}"
+        scope = d.carrier.scope
+        where = f" in {scope}()" if scope not in ("<module>", "<unknown>") else ""
+        if "." in d.carrier.expression and scope.isidentifier() and scope[:1].isupper():
+            where = f" on {scope}"
         assigned = (
             f", last assigned at {_path(d.carrier.filename)}:{d.carrier.line}" if d.carrier.line is not None else ""
         )

@@ -82,6 +82,29 @@ class SourceFile:
                 loops.append(parent)
         return loops
 
+    def function_at(self, row: int) -> ast.AST:
+        """The innermost function whose body spans line `row` (the module when none)."""
+        best: ast.AST = self.tree
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.lineno <= row <= (node.end_lineno or node.lineno):
+                    if best is self.tree or node.lineno >= best.lineno:  # type: ignore[attr-defined]
+                        best = node
+        return best
+
+    def enclosing_function(self, row: int) -> str:
+        """The qualified name of the function around line `row` (`Class.method`, `<module>`)."""
+        scope = self.function_at(row)
+        if scope is self.tree:
+            return "<module>"
+        names = [scope.name]  # type: ignore[attr-defined]
+        for parent in self.ancestors(scope):
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names.append(f"{parent.name}.<locals>")
+            elif isinstance(parent, ast.ClassDef):
+                names.append(parent.name)
+        return ".".join(reversed(names))
+
     def segment(self, node: ast.AST) -> str:
         """The exact source text of `node`."""
         return ast.get_source_segment(self.text, node) or unparse(node)
@@ -288,18 +311,19 @@ def depends_on(scope: ast.AST, target: str, source_key: str) -> bool:
                 value_names |= names_in(statement.target)
             if not value_names & tainted:
                 continue
-            for target in _targets(statement):
-                for leaf in _flatten(target):
+            for bound in _targets(statement):
+                for leaf in _flatten(bound):
                     key = expression_key(leaf)
                     if key and key not in tainted:
                         tainted.add(key)
                         changed = True
-    return target in tainted or bool(names_in(_parse_expression(target)) & tainted)
+    return target in tainted or bool(names_in(parse_expression(target)) & tainted)
 
 
-def _parse_expression(text: str) -> ast.AST | None:
+def parse_expression(text: str) -> ast.AST | None:
+    """The expression node for `text`, or None when it does not parse."""
     try:
-        return ast.parse(text, mode="eval")
+        return ast.parse(text, mode="eval").body
     except SyntaxError:
         return None
 
@@ -395,3 +419,37 @@ def accumulated_value(source: SourceFile, statement: ast.stmt, key: str) -> str 
         if expression_key(value.right) == key:
             return source.segment(value.left)
     return None
+
+
+_ADDERS = frozenset({"append", "extend", "insert", "appendleft", "extendleft", "setdefault", "update"})
+
+
+def container_additions(source: SourceFile) -> list[ast.Call]:
+    """Every `x.append(...)`-style call in the file (list, deque and dict additions)."""
+    return [
+        node
+        for node in ast.walk(source.tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _ADDERS
+    ]
+
+
+def inside_if_within_loop(source: SourceFile, scope: ast.AST, row: int) -> bool:
+    """True when the statement at `row` sits under an `if` inside the innermost loop around it."""
+    statement = source.statement_at(scope, row)
+    if statement is None:
+        return False
+    for parent in source.ancestors(statement):
+        if isinstance(parent, ast.If):
+            return True
+        if isinstance(parent, LOOPS) or parent is scope:
+            return False
+    return False
+
+
+def method_calls_between(source: SourceFile, first: int, last: int) -> list[str]:
+    """Names of the methods called (`obj.name(...)`) on lines strictly between `first` and `last`."""
+    return [
+        node.func.attr
+        for node in ast.walk(source.tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and first < node.lineno < last
+    ]

@@ -1,0 +1,272 @@
+"""Deciding why a stale graph was reused, and gathering the source snippets the fix text needs.
+
+The decision combines three kinds of evidence: the graph (distance of the carrier to the stale part,
+whether the failing root itself is stale), the call records (same call site or two different ones, a
+grad call, a library making the call) and the source (is the carrier assigned inside the loop, from
+itself, appended to a list, memoised on a module).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from gradguard.runtime import source as src
+from gradguard.runtime.carrier import Candidate
+from gradguard.runtime.context import Context
+from gradguard.runtime.diagnosis import Carrier, CallSite, Cause
+from gradguard.runtime.records import CallRecord
+
+GAN_WORDS = ("fake", "generated", "gen_", "x_gen", "g_out")
+
+
+@dataclass
+class Ranked:
+    """A candidate carrier placed in the failing graph.
+
+    `dist` is its distance to the stale part (0: it is a stale tensor), `same_op` whether its node has
+    the op type of the stale node it reaches ("its own previous value"), `carried` whether the source
+    assigns it from itself. `index` is -1 for a carried variable whose new value is off the graph.
+    """
+
+    candidate: Candidate
+    index: int
+    dist: int
+    boundary: int
+    same_op: bool
+    is_root: bool
+    carried: bool
+    upstream: bool = False
+
+    @property
+    def strength(self) -> int:
+        """0 for convincing evidence, 1 for some, 2 for a tensor that merely reaches the stale part."""
+        if self.dist == 0 or (self.same_op and self.carried):
+            return 0
+        return 1 if self.same_op or self.carried else 2
+
+    def key(self) -> tuple[Any, ...]:
+        """Sort key: best candidate first."""
+        c = self.candidate
+        return (
+            self.is_root,
+            self.strength,
+            not self.upstream,
+            self.dist,
+            c.depth,
+            c.is_attribute,
+            c.container is not None,
+        )
+
+    @property
+    def convincing(self) -> bool:
+        """True when no further search (object attributes) is needed."""
+        return not self.is_root and self.strength == 0
+
+
+def decide(
+    context: Context,
+    best: Ranked | None,
+    carrier: Carrier | None,
+    culprit: CallRecord | None,
+    root_stale: bool,
+) -> Cause:
+    """The cause of the error, from the best carrier, the culprit call and the source.
+
+    `best` is None when the carrier was read from the source of an earlier call or from a creation
+    site rather than found in a live frame; then only the call sites decide.
+    """
+    failure = context.failure
+    failing = failure.record
+    if culprit is not None and culprit.is_grad:
+        return Cause.GRAD_FREED
+    if from_library(context) and culprit is not None and not _same_site(culprit, failing):
+        return Cause.FRAMEWORK
+    if root_stale:
+        return Cause.REPEATED
+    if best is None:
+        if carrier is None or culprit is None:
+            return Cause.UNKNOWN
+        return Cause.LOOP_CARRIED if _same_site(culprit, failing) else Cause.SHARED_FORWARD
+    candidate = best.candidate
+    if context.appends(candidate):
+        return Cause.COLLECTED
+    if best.is_root:
+        return Cause.ACCUMULATED if accumulation(context, candidate) is not None else Cause.REPEATED
+    if built_outside_loop(context, candidate):
+        return Cause.OUTSIDE_LOOP
+    if _same_site(culprit, failing):
+        return Cause.LOOP_CARRIED
+    if culprit is None:
+        return Cause.LOOP_CARRIED if best.carried else Cause.UNKNOWN
+    if best.dist == 0 and gan_step(context, candidate, culprit):
+        return Cause.GAN_FAKE
+    if best.carried and best.dist > 0:
+        return Cause.LOOP_CARRIED
+    return Cause.SHARED_FORWARD
+
+
+def from_library(context: Context) -> bool:
+    """True when a library (Lightning, accelerate...) made the failing call, not the user's code."""
+    caller = context.failure.caller
+    return caller is not None and not context.failure.classifier.is_user(caller.f_code)
+
+
+def _same_site(a: CallRecord | None, b: CallRecord | None) -> bool:
+    return a is not None and b is not None and a.site is not None and a.site == b.site
+
+
+def accumulation(context: Context, candidate: Candidate) -> ast.stmt | None:
+    """The `total += loss` statement that accumulates into the carrier, if any."""
+    home = context.home(candidate)
+    if home is None:
+        return None
+    source, scope = context.scope(home)
+    if source is None:
+        return None
+    found = src.accumulations(scope, candidate.group)
+    return found[0] if found else None
+
+
+def built_outside_loop(context: Context, candidate: Candidate) -> bool:
+    """True when the carrier is assigned once, outside the loop that runs the failing code."""
+    if candidate.owner is not None and candidate.attribute is not None:
+        found = context.class_assignments(candidate.owner, candidate.attribute)
+        if not found:
+            return False
+        later = [a for method, a in found if method != "__init__"]
+        if not later:
+            return True
+        source, _ = context.class_source(candidate.owner)
+        return source is not None and all(_is_memo(source, a, candidate.attribute) for a in later)
+    frame = context.home(candidate)
+    if frame is None:
+        return False
+    source, scope = context.scope(frame)
+    if source is None:
+        return False
+    found = src.assignments(scope, candidate.group)
+    loops = source.loops_around(scope, frame.f_lineno or 0)
+    if not found or not loops:
+        return False
+    outer = loops[-1]
+    return not [a for a in found if outer.lineno <= a.line <= (outer.end_lineno or outer.lineno)]
+
+
+def _is_memo(source: src.SourceFile, assignment: src.Assignment, attribute: str) -> bool:
+    """`if self.cache is None: self.cache = ...`: assigned under a test of the same attribute."""
+    for parent in source.ancestors(assignment.statement):
+        if isinstance(parent, ast.If):
+            if attribute in {k.split(".", 1)[-1] for k in src.names_in(parent.test)}:
+                return True
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+    return False
+
+
+def gan_step(context: Context, candidate: Candidate, culprit: CallRecord) -> bool:
+    """The carrier went through the same callable before and after the culprit call (`D(fake)` twice)."""
+    if any(word in candidate.group.lower() for word in GAN_WORDS):
+        return True
+    frame = context.home(candidate)
+    if frame is None or culprit.site is None or frame.f_code.co_filename != culprit.site.filename:
+        return False
+    source, scope = context.scope(frame)
+    if source is None:
+        return False
+    start = min((a.line for a in src.assignments(scope, candidate.group)), default=0)
+    before = src.call_passing(source, scope, candidate.group, start, culprit.site.line)
+    after = src.call_passing(source, scope, candidate.group, culprit.site.line + 1, frame.f_lineno or 0)
+    return before is not None and after is not None and src.unparse(before.func) == src.unparse(after.func)
+
+
+def fix_facts(
+    context: Context,
+    best: Ranked | None,
+    carrier: Carrier | None,
+    culprit: CallRecord | None,
+    failing_site: CallSite | None,
+    freed_site: CallSite | None,
+) -> dict[str, Any]:
+    """Source snippets the fix text needs: receivers of the two calls, the D-step call, etc."""
+    facts: dict[str, Any] = {"carrier": carrier, "failing": failing_site, "freed": freed_site}
+    candidate = best.candidate if best is not None else None
+    if candidate is not None:
+        facts["container"] = candidate.container
+        facts["group"] = candidate.group
+    for key, site in (("failing_call", failing_site), ("freed_call", freed_site)):
+        source = context.source(site.filename) if site is not None else None
+        call = src.backward_call(source, site.line) if source is not None and site is not None else None
+        if source is not None and call is not None:
+            facts[key] = source.segment(call)
+            facts[key + "_receiver"] = src.backward_receiver(source, call)
+            facts[key + "_retain"] = src.with_keyword(source, call, "retain_graph")
+            facts[key + "_create"] = src.with_keyword(source, call, "create_graph")
+    if (
+        freed_site is not None
+        and failing_site is not None
+        and (freed_site.filename, freed_site.function) == (failing_site.filename, failing_site.function)
+        and freed_site.line < failing_site.line
+    ):
+        source = context.source(failing_site.filename)
+        if source is not None:
+            called = src.method_calls_between(source, freed_site.line, failing_site.line)
+            facts["between_steps"] = any("step" in name for name in called)
+    if carrier is not None and carrier.source:
+        facts["assignment_statement"] = carrier.source
+    home = context.home(candidate) if candidate is not None else None
+    if candidate is not None and home is not None:
+        facts["outside_loop"] = built_outside_loop(context, candidate) or home is not candidate.frame
+        source, scope = context.scope(home)
+        if source is not None:
+            found = src.accumulations(scope, candidate.group)
+            if found:
+                facts["accumulated_value"] = src.accumulated_value(source, found[0], candidate.group)
+            if failing_site is not None and failing_site.filename == source.filename:
+                facts["periodic"] = src.inside_if_within_loop(source, scope, failing_site.line)
+            if culprit is not None and culprit.site is not None:
+                start = min((a.line for a in src.assignments(scope, candidate.group)), default=0)
+                call = src.call_passing(source, scope, candidate.group, start, culprit.site.line)
+                if call is not None:
+                    facts["first_use_statement"] = source.line(call.lineno)
+                    facts["first_use_call"] = source.segment(call)
+                    facts["first_use_line"] = call.lineno
+    if culprit is not None and culprit.is_grad and failing_site is not None:
+        facts["grad_feeds_loss"] = _grad_feeds_loss(context, culprit, failing_site)
+    return facts
+
+
+def _grad_feeds_loss(context: Context, culprit: CallRecord, failing: CallSite) -> bool:
+    """True when the result of the culprit `grad` call flows into the failing call's tensor.
+
+    Followed through assignments in the grad call's function, and into the failing call's function
+    through the names it returns to; without that evidence a gradient used in a loss is assumed
+    (the common case: gradient penalties, physics-informed losses, meta-learning).
+    """
+    assert culprit.site is not None
+    source = context.source(culprit.site.filename)
+    failing_source = context.source(failing.filename)
+    if source is None or failing_source is None:
+        return True
+    scope = source.function_at(culprit.site.line)
+    statement = source.statement_at(scope, culprit.site.line)
+    targets: list[ast.AST] = []
+    if isinstance(statement, ast.Assign):
+        targets = list(statement.targets)
+    elif isinstance(statement, ast.AnnAssign):
+        targets = [statement.target]
+    if not targets:
+        return True
+    call = src.backward_call(failing_source, failing.line)
+    receiver = src.backward_receiver(failing_source, call) if call is not None else None
+    if receiver is None:
+        return True
+    failing_scope = failing_source.function_at(failing.line)
+    for target in targets:
+        for key in src.names_in(target):
+            if scope is failing_scope and src.depends_on(scope, receiver, key):
+                return True
+            if scope is not failing_scope:
+                return True
+    return False
