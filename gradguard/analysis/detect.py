@@ -92,7 +92,8 @@ def _conflict(program: Program, met: Met) -> Conflict:
     old_generation = all(n & 1 for n in (read.top & stale if read is not None else stale))
 
     if read is not None:
-        first_reads = tuple(r for r in program.call_reads.get(freed_by, ()) if r.holder.key == read.holder.key)
+        first_reads = tuple(outermost(r) for r in program.call_reads.get(freed_by, ())
+                            if outermost(r).holder.key == read.holder.key)
         updates = [_self_update(d, read.holder.text) for d in read.defs]
         self_update = any(u for u, _ in updates)
         additive = any(a for _, a in updates)
@@ -137,10 +138,17 @@ def _conflict(program: Program, met: Met) -> Conflict:
 
 
 def _best_read(boundary: list[Read]) -> Read | None:
-    """Prefer the read of a named state variable over temporaries; the earliest otherwise."""
+    """The first boundary read, seen from the outermost caller that passed the value in."""
     if not boundary:
         return None
-    return boundary[0]
+    return outermost(boundary[0])
+
+
+def outermost(read: Read) -> Read:
+    """Follow a parameter's read out to the caller's variable it was passed as."""
+    while read.outer is not None:
+        read = read.outer
+    return read
 
 
 def _is_tuple(program: Program, read: Read) -> bool:
@@ -218,7 +226,7 @@ def _retain_keyword(node: cst.CSTNode) -> cst.Arg | None:
 def _kept_alive(program: Program) -> list[KeptAlive]:
     results = []
     for holder, statement, item_expr, container, loop, nodes in program.accumulations.values():
-        if nodes & program.backwarded or nodes & program.escaped:
+        if holder.key in program.backward_holders or nodes & program.escaped:
             continue
         results.append(KeptAlive(holder, statement, item_expr, container, loop))
     return results

@@ -30,6 +30,7 @@ from gradguard.analysis.values import (
     Value,
     cut,
     join,
+    old,
     rename,
 )
 
@@ -80,6 +81,8 @@ class Evaluator:
         self.escaped: set[int] = set()
         self.accumulations: dict[cst.CSTNode, tuple[Holder, cst.CSTNode, cst.CSTNode, bool, cst.CSTNode, frozenset[int]]] = {}
         self.backwarded: set[int] = set()
+        self.backward_holders: set[tuple[str, ...]] = set()
+        self.appended_holders: set[tuple[str, ...]] = set()
         self.framework_calls: list[CallInfo] = []
         self.root_defs: dict[CallInfo, frozenset[cst.CSTNode]] = {}
 
@@ -159,6 +162,23 @@ class Evaluator:
         state.frames[index][name] = value
         state.defs[index][name] = frozenset({statement})
 
+    def store_in_place(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame,
+                       statement: cst.CSTNode) -> None:
+        """A container changed in place (`xs.append(v)`): update it where the name lives."""
+        if isinstance(target, cst.Name) and target.value not in state.frames[-1]:
+            name = target.value
+            index = 0
+            if frame.function is not None and frame.function.nested:
+                for position in range(len(state.frames) - 2, 0, -1):
+                    if name in state.frames[position]:
+                        index = position
+                        break
+            if name in state.frames[index]:
+                state.frames[index][name] = value
+                state.defs[index][name] = state.defs[index].get(name, frozenset()) | {statement}
+                return
+        self.assign(target, value, state, frame, statement, None)
+
     def forget(self, name: str, state: State, frame: Frame) -> None:
         """A name now means something the model does not follow (an import, a `del`)."""
         index = 0 if name in frame.global_names else len(state.frames) - 1
@@ -207,7 +227,7 @@ class Evaluator:
                 elif value.kind is Kind.DATA:
                     part = DATA
                 else:
-                    part = Value(Kind.UNKNOWN, value.nodes, value.top, value.grad)
+                    part = Value(Kind.UNKNOWN, value.nodes, value.top, value.grad, via=value.via)
                 self.assign(inner, part, state, frame, statement, source)
         elif isinstance(target, cst.Attribute):
             owner = self.eval(target.value, state, frame)
@@ -226,7 +246,7 @@ class Evaluator:
         elif isinstance(target, cst.Subscript):
             container = self.eval(target.value, state, frame)
             updated = self.container_add(container, value)
-            self.assign(target.value, updated, state, frame, statement, source)
+            self.store_in_place(target.value, updated, state, frame, statement)
         elif isinstance(target, cst.StarredElement):
             self.assign(target.value, value, state, frame, statement, source)
 
@@ -278,11 +298,13 @@ class Evaluator:
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
             kind = Kind.TUPLE if isinstance(expr, cst.Tuple) else Kind.LIST
             values = []
+            via: list[Read] = []
             for element in expr.elements:
                 inner = self.eval(element.value, state, frame)
-                self.note_read(element.value, inner, state, frame)
+                via.extend(self.reads_of([(element.value, inner)], state, frame, None))
                 values.append(inner)
-            return self.container_of(kind, values, exact=not any(isinstance(e, cst.StarredElement) for e in expr.elements))
+            result = self.container_of(kind, values, exact=not any(isinstance(e, cst.StarredElement) for e in expr.elements))
+            return replace(result, via=tuple(via)) if via else result
         if isinstance(expr, cst.Dict):
             values = []
             for element in expr.elements:
@@ -342,7 +364,8 @@ class Evaluator:
         clause: cst.CompFor | None = expr.for_in  # type: ignore[attr-defined]
         while clause is not None:
             iterable = self.eval(clause.iter, scratch, inner_frame)
-            self.assign(clause.target, self.element_of(iterable), scratch, inner_frame, expr, clause.iter)
+            element = self.element_from(clause.iter, iterable, scratch, inner_frame)
+            self.assign(clause.target, element, scratch, inner_frame, expr, clause.iter)
             for condition in clause.ifs:
                 self.eval(condition.test, scratch, inner_frame)
             clause = clause.inner_for_in
@@ -415,18 +438,65 @@ class Evaluator:
         state.epochs[site] = epoch + 1
         current = site << 1
         nodes = frozenset({current}).union(*(v.nodes for _, v in operands))
-        reads = []
-        for expr, value in operands:
-            if expr is not None and value.nodes:
-                holder = self.holder_of(expr, state, frame)
-                if holder is not None:
-                    reads.append(Read(holder, value.nodes, expr, self.statement(frame), consumer,
-                                      value.top, self.defs_of(holder, state, frame),
-                                      tuple(frame.statements), frame.function, _shape(value),
-                                      value.maybe_none))
+        reads = self.reads_of(operands, state, frame, consumer)
         parents = frozenset().union(*(v.top for _, v in operands))
         self.origins[current] = Origin(reads, parents, tuple(frame.loops), node)
         return Value(Kind.TENSOR, nodes, frozenset({current}), True)
+
+    def element_from(self, expr: cst.BaseExpression, iterable: Value, state: State, frame: Frame) -> Value:
+        """An element of an iterable, remembering which container it was taken from."""
+        element = self.element_of(iterable)
+        if not element.nodes:
+            return element
+        via = tuple(self.reads_of([(expr, iterable)], state, frame, None))
+        return replace(element, via=via) if via else element
+
+    def reads_of(self, operands: Args, state: State, frame: Frame, consumer: str | None) -> list[Read]:
+        """The reads of named holders among the operands of an operation."""
+        reads: list[Read] = []
+        for expr, value in operands:
+            if not value.nodes:
+                continue
+            holder = self.holder_of(expr, state, frame) if expr is not None else None
+            if holder is None:
+                reads.extend(value.via)
+                continue
+            outer = None
+            if holder.kind == "variable" and holder.key[0] in frame.param_reads:
+                passed_read, passed_value = frame.param_reads[holder.key[0]]
+                if value.nodes <= passed_value.nodes | {old(n) for n in passed_value.nodes}:  # type: ignore[attr-defined]
+                    outer = passed_read
+            elif value.via:
+                # An element taken out of a container: the container is what carries it over.
+                outer = value.via[0]
+            reads.append(Read(holder, value.nodes, expr, self.statement(frame), consumer, value.top,
+                              self.defs_of(holder, state, frame), tuple(frame.statements),
+                              frame.function, _shape(value), value.maybe_none, outer))  # type: ignore[arg-type]
+        return reads
+
+    def argument_reads(self, params: list[str], args: Args, state: State, frame: Frame,
+                       call: cst.CSTNode) -> dict[str, tuple[Read, Value]]:
+        """How each parameter of an inlined call was passed, when it was a caller's variable."""
+        label = dotted(call.func) if isinstance(call, cst.Call) else None
+        found: dict[str, tuple[Read, Value]] = {}
+        for name, (expr, value) in zip(params, args):
+            if expr is None or not value.nodes:
+                continue
+            holder = self.holder_of(expr, state, frame)
+            if holder is None:
+                continue
+            read = Read(holder, value.nodes, expr, self.statement(frame), label, value.top,
+                        self.defs_of(holder, state, frame), tuple(frame.statements), frame.function,
+                        _shape(value), value.maybe_none, self._outer_of(holder, value, frame))
+            found[name] = (read, value)
+        return found
+
+    def _outer_of(self, holder: Holder, value: Value, frame: Frame) -> Read | None:
+        if holder.kind == "variable" and holder.key[0] in frame.param_reads:
+            passed_read, passed_value = frame.param_reads[holder.key[0]]
+            if value is passed_value:
+                return passed_read  # type: ignore[return-value]
+        return None
 
     def _age_origin(self, site: int) -> None:
         current = site << 1
@@ -440,9 +510,6 @@ class Evaluator:
             merged = previous.reads + [r for r in origin.reads if r not in previous.reads][:8]
             self.origins[current | 1] = Origin(merged[:16], previous.parents | origin.parents,
                                                previous.loops, previous.expr)
-
-    def note_read(self, expr: cst.BaseExpression, value: Value, state: State, frame: Frame) -> None:
-        """Reads into containers are followed through the container's own holder."""
 
     @staticmethod
     def statement(frame: Frame) -> cst.CSTNode | None:
@@ -557,19 +624,17 @@ class Evaluator:
             return Value(Kind.TENSOR, grad=True)
         if name in K.DATA_FUNCTIONS:
             return DATA
-        if name in ("enumerate",):
-            inner = self.element_of(args[0][1]) if args else UNKNOWN
-            return Value(Kind.LIST, inner.nodes, inner.top, inner.grad, label="enumerate",
-                         elems=None) if inner is not DATA else DATA
-        if name in ("zip", "reversed", "list", "tuple", "sorted", "iter", "next", "set", "dict"):
+        if name in ("zip", "reversed", "list", "tuple", "sorted", "iter", "next", "set", "dict", "enumerate"):
             values = [v for _, v in args]
             if values and all(v.kind is Kind.DATA for v in values):
                 return DATA
-            merged = self.container_of(Kind.LIST, values)
-            if name in ("list", "tuple") and values:
-                return replace(values[0], kind=Kind.LIST if name == "list" else Kind.TUPLE) \
-                    if values[0].kind in (Kind.LIST, Kind.TUPLE) else merged
-            return merged
+            via = tuple(self.reads_of(args, state, frame, None))
+            if name in ("list", "tuple") and values and values[0].kind in (Kind.LIST, Kind.TUPLE):
+                merged = replace(values[0], kind=Kind.LIST if name == "list" else Kind.TUPLE)
+            else:
+                merged = self.container_of(Kind.LIST, [self.element_of(v) if name in ("zip", "enumerate") else v
+                                                       for v in values])
+            return replace(merged, via=via or merged.via)
         if name in K.MODULE_WRAPPERS:
             return args[0][1] if args else UNKNOWN
         if name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper():
@@ -666,7 +731,7 @@ class Evaluator:
                 updated = self.container_add(receiver, item)
                 statement = self.statement(frame)
                 if statement is not None:
-                    self.assign(func.value, updated, state, frame, statement, call)
+                    self.store_in_place(func.value, updated, state, frame, statement)
                     if args:
                         self.note_accumulation(func.value, item, args[-1][0], statement, state, frame, container=True)
                 return NONE
@@ -674,8 +739,8 @@ class Evaluator:
         if method in ("clear",) and receiver.kind in (Kind.LIST, Kind.DICT, Kind.UNKNOWN):
             statement = self.statement(frame)
             if statement is not None:
-                self.assign(func.value, Value(receiver.kind if receiver.kind is not Kind.UNKNOWN else Kind.LIST),
-                            state, frame, statement, call)
+                self.store_in_place(func.value, Value(receiver.kind if receiver.kind is not Kind.UNKNOWN else Kind.LIST),
+                                    state, frame, statement)
             return NONE
         if method in ("pop", "popleft", "get", "values", "items", "copy") and receiver.kind in (Kind.LIST, Kind.DICT, Kind.UNKNOWN):
             self.eval_args(call, state, frame)
@@ -773,6 +838,7 @@ class Evaluator:
             info = self.call_info(call, kind, expr, retain is True or create is True, create is True, frame)
             holder = self.holder_of(expr, state, frame) if expr is not None else None
             if holder is not None:
+                self.backward_holders.add(holder.key)
                 self.root_defs[info] = self.root_defs.get(info, frozenset()) | self.defs_of(holder, state, frame)
             self.reach(info, value, state)
             self.release(info, value, keeps, state)
@@ -806,6 +872,11 @@ class Evaluator:
     def reach(self, info: CallInfo, value: Value, state: State) -> None:
         """Record a conflict if the pass reaches nodes that are already freed."""
         self.backwarded.update(value.nodes)
+        for read in self.reads_behind(value.top):
+            current: Read | None = read
+            while current is not None:
+                self.backward_holders.add(current.holder.key)
+                current = current.outer
         for retained_call, nodes in self.retains.items():
             if retained_call is not info and nodes & value.nodes:
                 self.retains_needed.add(retained_call)
@@ -813,13 +884,27 @@ class Evaluator:
         self.call_roots.setdefault(info, value.top)
         if not stale:
             return
-        why = state.freed[next(iter(sorted(stale)))]
+        strong = frozenset(n for n in stale if not state.freed[n].weak)
+        why = state.freed[min(strong or stale)]
         key = (id(info), id(why.call))
         if key not in self.conflicts:
             boundary = tuple(self.boundary(value, stale))
+            if not strong and not self._accumulating(boundary):
+                return
             created = self.origins.get(min(stale))
             self.conflicts[key] = Met(info, why.call, value, stale, why, boundary,
                                       created.loops if created is not None else ())
+
+    def _accumulating(self, boundary: tuple[Read, ...]) -> bool:
+        """Whether a stale graph is reached through a container that grows across iterations
+        (only then is an old node that may or may not be freed worth a finding)."""
+        for read in boundary:
+            current: Read | None = read
+            while current is not None:
+                if current.holder.key in self.appended_holders:
+                    return True
+                current = current.outer
+        return False
 
     def boundary(self, value: Value, stale: frozenset[int]) -> list[Read]:
         """Reads of a holder whose own value was stale, walking back from a root over fresh nodes."""
@@ -895,7 +980,7 @@ class Evaluator:
         owner = optimizer.ref if isinstance(optimizer.ref, str) else (label or "optimizer")
         for node, why in list(state.freed.items()):
             if owner not in why.stepped:
-                state.freed[node] = Freed(why.call, why.stepped | {owner})
+                state.freed[node] = Freed(why.call, why.stepped | {owner}, why.weak)
 
     def note_accumulation(self, target: cst.BaseExpression, item: Value, item_expr: cst.CSTNode | None,
                           statement: cst.CSTNode, state: State, frame: Frame, container: bool) -> None:
@@ -905,6 +990,8 @@ class Evaluator:
         holder = self.holder_of(target, state, frame)
         if holder is None:
             return
+        if container:
+            self.appended_holders.add(holder.key)
         previous = self.accumulations.get(statement)
         nodes = item.nodes | (previous[5] if previous else frozenset())
         self.accumulations[statement] = (holder, statement, item_expr, container, frame.loops[-1], nodes)

@@ -129,7 +129,7 @@ class Interpreter(Evaluator):
         elif isinstance(target, cst.Subscript):
             holder_value = self.eval(target.value, state, frame)
             if holder_value.kind in (Kind.LIST, Kind.DICT, Kind.UNKNOWN):
-                self.assign(target.value, Value(holder_value.kind), state, frame, line, None)
+                self.store_in_place(target.value, Value(holder_value.kind), state, frame, line)
         elif isinstance(target, cst.Name):
             self.forget(target.value, state, frame)
 
@@ -169,7 +169,7 @@ class Interpreter(Evaluator):
 
     def exec_for(self, statement: cst.For, state: State, frame: Frame) -> None:
         iterable = self.eval(statement.iter, state, frame)
-        element = self.element_of(iterable)
+        element = self.element_from(statement.iter, iterable, state, frame)
 
         def bind(s: State) -> None:
             self.assign(statement.target, element, s, frame, statement, statement.iter)
@@ -339,6 +339,8 @@ class Interpreter(Evaluator):
             locals_[name] = kwargs.get(name, self.eval(param.default, state, frame) if param.default else UNKNOWN)
         if params.star_kwarg is not None:
             locals_[params.star_kwarg.name.value] = self.container_of(Kind.DICT, list(kwargs.values()))
+        bound = [p.name.value for p in positional]
+        callee.param_reads = self.argument_reads(bound, args, state, frame, call)  # type: ignore[assignment]
         state.frames.append(locals_)
         state.defs.append({name: frozenset({node}) for name in locals_})
         previous_no_grad = state.no_grad

@@ -65,7 +65,8 @@ class State:
         if latest_old and len(live) > 1:
             last = live[-1]
             for node in [n for n in result.freed if n & 1 and n not in last.freed]:
-                del result.freed[node]
+                why = result.freed[node]
+                result.freed[node] = Freed(why.call, why.stepped, weak=True)
         return result
 
     def _absorb(self, other: State) -> None:
@@ -79,8 +80,8 @@ class State:
             mine_f = self.freed.get(node)
             if mine_f is None:
                 self.freed[node] = why
-            elif not why.stepped <= mine_f.stepped:
-                self.freed[node] = Freed(mine_f.call, mine_f.stepped | why.stepped)
+            elif not why.stepped <= mine_f.stepped or (mine_f.weak and not why.weak):
+                self.freed[node] = Freed(mine_f.call, mine_f.stepped | why.stepped, mine_f.weak and why.weak)
         self.no_grad = self.no_grad and other.no_grad
 
     def same_as(self, other: State) -> bool:
@@ -96,8 +97,22 @@ class State:
             return False
         return all(self.freed[k].stepped == other.freed[k].stepped for k in self.freed)
 
+    def reachable(self, node: int) -> bool:
+        """Whether any variable or attribute still holds a value behind `node`."""
+        for frame in self.frames:
+            for value in frame.values():
+                if node in value.nodes:
+                    return True
+        return any(node in value.nodes for value in self.heap.values())
+
     def rename_site(self, site: int) -> None:
         """A site is evaluated again: its current node becomes old everywhere in the state."""
+        current = site << 1
+        # Freed instances nothing holds any more cannot be reached again: forget them, so they
+        # do not make the merged old generation look freed.
+        for node in (current, current | 1):
+            if node in self.freed and not self.reachable(node):
+                del self.freed[node]
         for frame in self.frames:
             for name, value in frame.items():
                 renamed = rename(value, site)
@@ -107,18 +122,17 @@ class State:
             renamed = rename(value, site)
             if renamed is not value:
                 self.heap[key] = renamed
-        current = site << 1
         why = self.freed.pop(current, None)
+        previous = self.freed.get(current | 1)
         if why is None:
-            # The old generation now also stands for an instance that was never freed: it is no
-            # longer certainly freed, and the model reports only what it is sure of.
-            self.freed.pop(current | 1, None)
+            # The old generation now also stands for an instance that was never freed.
+            if previous is not None and not previous.weak:
+                self.freed[current | 1] = Freed(previous.call, previous.stepped, weak=True)
+        elif previous is None:
+            self.freed[current | 1] = why
         else:
-            previous = self.freed.get(current | 1)
-            if previous is None:
-                self.freed[current | 1] = why
-            else:
-                self.freed[current | 1] = Freed(previous.call, previous.stepped | why.stepped)
+            self.freed[current | 1] = Freed(previous.call, previous.stepped | why.stepped,
+                                            previous.weak and why.weak)
 
     def replace_everywhere(self, old_value: Value, new_value: Value) -> None:
         """Every holder of `old_value` (the same tensor) now holds `new_value` (in-place ops)."""
@@ -235,3 +249,5 @@ class Frame:
     global_names: set[str] = field(default_factory=set)
     statements: list[tuple[cst.CSTNode, cst.CSTNode]] = field(default_factory=list)
     imports: dict[str, str] = field(default_factory=dict)
+    # Parameters bound to a caller's variable: the caller's read, and the value passed.
+    param_reads: dict[str, tuple[object, object]] = field(default_factory=dict)

@@ -60,6 +60,8 @@ class Value:
     qual: str | None = None  # qualified name of a library object (torch.nn.LSTM, torch.optim.LBFGS)
     label: str | None = None  # source text of the callable that produced it ("netG", "self.encoder")
     maybe_none: bool = False
+    # For a container literal: the reads of the variables it was built from.
+    via: tuple[Any, ...] = ()
 
     @property
     def carries_graph(self) -> bool:
@@ -140,6 +142,8 @@ class Freed:
 
     call: CallInfo
     stepped: frozenset[str] = frozenset()
+    # Weak: an old-generation node that also stands for an instance that was never freed.
+    weak: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,6 +185,8 @@ class Read:
     function: Any  # the FunctionInfo the read happened in, None at module level
     shape: str = "tensor"  # "tensor", "tuple" or "container": what the holder held
     maybe_none: bool = False
+    # For a parameter read inside an inlined call: the caller's read of the argument.
+    outer: Read | None = None
 
 
 @dataclass
