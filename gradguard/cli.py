@@ -102,26 +102,41 @@ def _error_line(error: FileError, cwd: Path) -> str:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-@click.option("--select", metavar="CODES", help="Comma-separated rule codes or prefixes to enable (replaces the config's).")
+@click.option(
+    "--select",
+    metavar="CODES",
+    help="Comma-separated rule codes or prefixes to enable (replaces the config's).",
+)
 @click.option("--ignore", metavar="CODES", help="Comma-separated rule codes or prefixes to disable.")
-@click.option("--extend-select", metavar="CODES", help="Rule codes or prefixes to enable on top of the selection.")
+@click.option(
+    "--extend-select", metavar="CODES", help="Rule codes or prefixes to enable on top of the selection."
+)
 @click.option(
     "--output-format",
     type=click.Choice(OUTPUT_FORMATS),
     default=None,
     help="How findings are shown (default: the config's output-format, else concise).",
 )
-@click.option("--statistics", is_flag=True, help="Show the number of findings per rule instead of the findings.")
+@click.option(
+    "--statistics", is_flag=True, help="Show the number of findings per rule instead of the findings."
+)
 @click.option("--fix", is_flag=True, help="Apply the safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply the unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache (.gradguard_cache/).")
-@click.option("--force-exclude", is_flag=True, help="Apply exclude and .gitignore to paths given explicitly too.")
+@click.option(
+    "--force-exclude", is_flag=True, help="Apply exclude and .gitignore to paths given explicitly too."
+)
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings.")
 @click.option(
-    "--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), help="Use this configuration file."
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Use this configuration file.",
 )
-@click.option("-q", "--quiet", is_flag=True, help="Print the findings and nothing else (no progress, no summaries).")
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Print the findings and nothing else (no progress, no summaries)."
+)
 @click.option("--workers", type=click.IntRange(min=1), default=None, hidden=True, help="Number of processes.")
 def lint(
     paths: tuple[str, ...],
@@ -166,7 +181,9 @@ def lint(
         cache = None if no_cache else Cache(root_settings.root)
         display = _ProgressDisplay(enabled=not quiet and sys.stderr.isatty())
         try:
-            outcomes = lint_files(found.files, resolver, cache=cache, mode=mode, progress=display, workers=workers)
+            outcomes = lint_files(
+                found.files, resolver, cache=cache, mode=mode, progress=display, workers=workers
+            )
         finally:
             display.close()
     except ConfigError as exc:
@@ -217,7 +234,10 @@ def _report(
     stdout.flush()
     if mode is not None and fixed and not quiet:
         files = sum(1 for outcome in outcomes if outcome.fixed)
-        click.echo(f"Fixed {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}.", err=True)
+        click.echo(
+            f"Fixed {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}.",
+            err=True,
+        )
     if errors:
         return 2
     return 1 if any(result.diagnostics for result in results) else 0
@@ -249,7 +269,9 @@ def rule(code: str | None, show_all: bool) -> None:
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--report", "report_file", type=click.Path(dir_okay=False), help="Also write the diagnosis as JSON here.")
+@click.option(
+    "--report", "report_file", type=click.Path(dir_okay=False), help="Also write the diagnosis as JSON here."
+)
 @click.option("-m", "module", metavar="MODULE", help="Run a module as `python -m MODULE` would.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run(report_file: str | None, module: str | None, args: tuple[str, ...]) -> None:

@@ -363,7 +363,8 @@ class Resolver:
         self._forced: Settings | None = None
         if self.cli.output_format is not None and self.cli.output_format not in OUTPUT_FORMATS:
             raise ConfigError(
-                f"--output-format: expected one of {', '.join(OUTPUT_FORMATS)}, got {self.cli.output_format!r}"
+                f"--output-format: expected one of {', '.join(OUTPUT_FORMATS)}, "
+                f"got {self.cli.output_format!r}"
             )
         if config is not None:
             config = (self.cwd / config).resolve()

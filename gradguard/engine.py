@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _BLANK_OR_COMMENT = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
-# ruff's convention: `# noqa` alone, or `# noqa: CODE[, CODE...]` (codes of other tools allowed).
+# ruff's convention: a bare noqa comment, or one listing codes (other tools' codes allowed).
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 
 
@@ -94,7 +94,9 @@ def decode(data: bytes, path: str) -> tuple[str, str]:
                     FileError(path, f"unknown encoding {declared!r} in the coding cookie", index + 1, 1)
                 ) from None
             if encoding == "utf-8-sig" and name != "utf-8":
-                raise InputError(FileError(path, f"a UTF-8 BOM and a {declared!r} coding cookie", index + 1, 1))
+                raise InputError(
+                    FileError(path, f"a UTF-8 BOM and a {declared!r} coding cookie", index + 1, 1)
+                )
             if encoding != "utf-8-sig":
                 encoding, cookie_used = name, True
             break
@@ -200,7 +202,7 @@ def raw_diagnostics(prepared: Prepared) -> tuple[Diagnostic, ...]:
         raise InputError(FileError(prepared.path, "the code is nested too deeply to analyse")) from None
     except MemoryError:
         raise InputError(FileError(prepared.path, "out of memory while analysing this file")) from None
-    except Exception as exc:  # noqa: BLE001 - a bug in gradguard must not stop the run
+    except Exception as exc:  # a bug in gradguard must not stop the run
         summary = f"{type(exc).__name__}: {exc}".strip()
         raise InputError(
             FileError(prepared.path, f"internal error while analysing this file, please report it: {summary}")
@@ -253,7 +255,9 @@ def map_to_cells(diagnostic: Diagnostic, notebook: Notebook) -> Diagnostic:
                 fix = None
                 break
             _, row, end_row = place
-            edits.append(Edit(Span.of(row, edit.span.start.column, end_row, edit.span.end.column), edit.content))
+            edits.append(
+                Edit(Span.of(row, edit.span.start.column, end_row, edit.span.end.column), edit.content)
+            )
         if fix is not None:
             fix = Fix(fix.message, fix.applicability, tuple(edits))
     return replace(

@@ -9,6 +9,7 @@ since it was read.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import os
@@ -88,7 +89,11 @@ def _wanted(fix: Fix | None, unsafe: bool) -> bool:
 
 def choose_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
     """The fixes to try this round, in order of their findings."""
-    return [d.fix for d in sorted(diagnostics, key=lambda d: d.span.start) if d.fix is not None and _wanted(d.fix, unsafe)]
+    return [
+        d.fix
+        for d in sorted(diagnostics, key=lambda d: d.span.start)
+        if d.fix is not None and _wanted(d.fix, unsafe)
+    ]
 
 
 def _conflict(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
@@ -161,7 +166,9 @@ def fix_notebook_round(prepared: Prepared, fixes: list[Fix]) -> tuple[dict[int, 
                     raise EditConflict("an edit spans two cells")
                 cell, row, end_row = place
                 target = targets.setdefault(cell, _Text(sources[cell]))
-                cell_edit = Edit(Span.of(row, edit.span.start.column, end_row, edit.span.end.column), edit.content)
+                cell_edit = Edit(
+                    Span.of(row, edit.span.start.column, end_row, edit.span.end.column), edit.content
+                )
                 planned.append((target, target.offsets(cell_edit)))
         except EditConflict:
             continue
@@ -199,7 +206,10 @@ def fix_prepared(
         try:
             diagnostics_after = program_diagnostics(candidate, selection)
         except InputError as exc:
-            note = f"a fix produced code that does not parse ({exc.error.message}); it was undone, please report it"
+            note = (
+                f"a fix produced code that does not parse ({exc.error.message}); "
+                "it was undone, please report it"
+            )
             return current, diagnostics, total, note
         current, diagnostics = candidate, diagnostics_after
         total += applied
@@ -223,8 +233,12 @@ def unified_diff(before: Prepared, after: Prepared) -> str:
         old = old_cells.get(cell, "")
         if old != source:
             label = f"{before.path}:cell {cell}"
-            old_lines = [line if line.endswith("\n") else line + "\n" for line in old.splitlines(keepends=True)]
-            new_lines = [line if line.endswith("\n") else line + "\n" for line in source.splitlines(keepends=True)]
+            old_lines = [
+                line if line.endswith("\n") else line + "\n" for line in old.splitlines(keepends=True)
+            ]
+            new_lines = [
+                line if line.endswith("\n") else line + "\n" for line in source.splitlines(keepends=True)
+            ]
             parts.append("".join(difflib.unified_diff(old_lines, new_lines, fromfile=label, tofile=label)))
     return "".join(parts)
 
@@ -249,23 +263,21 @@ def write_atomic(path: str, data: bytes, original_digest: str) -> None:
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".gradguard")
     except OSError as exc:
-        raise InputError(FileError(path, f"not fixed: cannot write in its folder: {exc.strerror or exc}")) from None
+        raise InputError(
+            FileError(path, f"not fixed: cannot write in its folder: {exc.strerror or exc}")
+        ) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, stat.S_IMODE(info.st_mode))
-        try:
+        with contextlib.suppress(OSError):  # not allowed for other users' files; the mode matters most
             os.chown(tmp, info.st_uid, info.st_gid)
-        except OSError:
-            pass  # not allowed for other users' files; the mode is what matters
         os.replace(tmp, target)
     except OSError as exc:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise InputError(FileError(path, f"not fixed: cannot write: {exc.strerror or exc}")) from None
 
 

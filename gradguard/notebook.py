@@ -97,12 +97,15 @@ def parse_notebook(text: str) -> Notebook:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise NotebookError(f"malformed notebook JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        raise NotebookError(
+            f"malformed notebook JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
     except RecursionError:
         raise NotebookError("malformed notebook JSON: nested too deeply") from None
     if isinstance(document, dict) and "worksheets" in document and "cells" not in document:
         raise NotebookError(
-            "an nbformat 3 notebook (cells inside 'worksheets'); upgrade it with `jupyter nbconvert --to notebook`"
+            "an nbformat 3 notebook (cells inside 'worksheets'); "
+            "upgrade it with `jupyter nbconvert --to notebook`"
         )
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
         raise NotebookError("not a Jupyter notebook: no 'cells' list at the top level")

@@ -9,6 +9,7 @@ were in flight are retried one by one in their own process, and the rest go on.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -190,7 +191,9 @@ def run_job(job: Job) -> FixOutcome:
         if job.mode is not None:
             from gradguard.fixes import fix_file
 
-            outcome = fix_file(item, job.selection, job.original_digest, unsafe=job.mode.unsafe, write=job.mode.write)
+            outcome = fix_file(
+                item, job.selection, job.original_digest, unsafe=job.mode.unsafe, write=job.mode.write
+            )
         else:
             outcome = FixOutcome(analyse(item, job.selection))
         result = outcome.result
@@ -216,7 +219,7 @@ def run_job_safely(job: Job) -> FixOutcome:
     """`run_job` inline: whatever escapes it becomes a FileError for this file."""
     try:
         return run_job(job)
-    except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the run
+    except Exception as exc:  # one file's failure must not stop the run
         return _failure(job, f"internal error, please report it: {type(exc).__name__}: {exc}")
 
 
@@ -259,8 +262,11 @@ def run_pool(
                         finished(job, future.result())
                     except BrokenProcessPool:
                         unfinished.append(job)
-                    except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
-                        finished(job, _failure(job, f"internal error, please report it: {type(exc).__name__}: {exc}"))
+                    except Exception as exc:  # e.g. a result that cannot be pickled
+                        finished(
+                            job,
+                            _failure(job, f"internal error, please report it: {type(exc).__name__}: {exc}"),
+                        )
             started = set(os.listdir(markers))
             for name in started:
                 os.unlink(os.path.join(markers, name))
@@ -286,11 +292,9 @@ def _isolated(job: Job, context: BaseContext, work: Callable[[Job], FixOutcome])
             return pool.submit(work, job).result()
         except BrokenProcessPool:
             return _failure(job, WORKER_DIED)
-        except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
+        except Exception as exc:  # e.g. a result that cannot be pickled
             return _failure(job, f"internal error, please report it: {type(exc).__name__}: {exc}")
         finally:
             if job.markers:
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     os.unlink(os.path.join(job.markers, str(job.index)))
-                except FileNotFoundError:
-                    pass

@@ -25,7 +25,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
 def gradguard_process() -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run `python -m gradguard ARGS` as a real subprocess."""
 
-    def run(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "gradguard", *args],
             cwd=cwd,

@@ -32,7 +32,9 @@ def _make_bad_inputs(project: Project) -> dict[str, str]:
     project.write("bad.ipynb", '{"cells": [{"cell_type": "code", "source": ["loss.backward()"]')
     project.write("nocells.ipynb", json.dumps({"metadata": {}, "nbformat": 4, "text": "loss.backward()"}))
     v3_cell = {"cell_type": "code", "input": ["loss.backward()\n"], "language": "python", "outputs": []}
-    project.write("old.ipynb", json.dumps({"metadata": {}, "nbformat": 3, "worksheets": [{"cells": [v3_cell]}]}))
+    project.write(
+        "old.ipynb", json.dumps({"metadata": {}, "nbformat": 3, "worksheets": [{"cells": [v3_cell]}]})
+    )
     os.mkfifo(project.root / "pipe.py")
     os.symlink("gone.py", project.root / "dangling.py")
     os.symlink("loop.py", project.root / "loop.py")
@@ -74,7 +76,9 @@ def test_syntax_error_names_line_and_cpython_message(project: Project) -> None:
 def test_empty_file_and_empty_notebook_are_clean(project: Project) -> None:
     project.write("empty.py", b"")
     project.write("__init__.py", b"")
-    project.write("empty.ipynb", json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    project.write(
+        "empty.ipynb", json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
     result = project.lint()
     assert result.exit_code == 0, result.output
 

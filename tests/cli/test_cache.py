@@ -36,13 +36,17 @@ def _plant(entry: Path, message: str) -> None:
 
 
 def test_warm_run_reads_the_cache_and_no_cache_bypasses_it(project: Project) -> None:
-    project.write("train.py", "import torch\nloss = torch.ones(1, requires_grad=True).sum()\nloss.backward()\n")
+    project.write(
+        "train.py", "import torch\nloss = torch.ones(1, requires_grad=True).sum()\nloss.backward()\n"
+    )
     project.write("util.py", NO_TORCH_SOURCE)
     first = project.lint()
     assert first.exit_code == 0, first.output
     entries = _entries(project.root)
     assert len(entries) == 1, "only files that pass the prefilter are analysed and cached"
-    assert (project.root / ".gradguard_cache" / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    assert (project.root / ".gradguard_cache" / ".gitignore").read_text(encoding="utf-8").splitlines()[
+        -1
+    ] == "*"
     _plant(entries[0], "planted in the cache")
     warm = project.lint()
     assert "train.py:1:1: GG001 planted in the cache" in warm.output
@@ -59,7 +63,9 @@ def test_no_cache_writes_nothing(project: Project) -> None:
 
 
 def test_changed_file_or_selection_misses(project: Project) -> None:
-    path = project.write("train.py", "import torch\nx = torch.ones(1, requires_grad=True)\nx.sum().backward()\n")
+    path = project.write(
+        "train.py", "import torch\nx = torch.ones(1, requires_grad=True)\nx.sum().backward()\n"
+    )
     project.lint()
     (entry,) = _entries(project.root)
     _plant(entry, "planted in the cache")
@@ -94,7 +100,14 @@ def test_concurrent_runs_leave_valid_entries(project: Project) -> None:
         project.write(f"pkg/m{index}.py", GG001_SOURCE.replace("w *", f"w * {index} *"))
     command = [sys.executable, "-m", "gradguard", "lint", "--exit-zero", "--output-format", "json"]
     runs = [
-        subprocess.Popen(command, cwd=project.root, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            command,
+            cwd=project.root,
+            env=subprocess_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(3)
     ]
     outputs = [run.communicate(timeout=300) for run in runs]
@@ -114,14 +127,20 @@ def test_warm_run_does_not_import_the_parser(project: Project) -> None:
     project.write("notes.ipynb", json.dumps({"cells": [{"cell_type": "code", "source": ["x = 1\n"]}]}))
     probe = (
         "import atexit, sys, runpy\n"
-        "atexit.register(lambda: print('PARSER' if 'libcst' in sys.modules else 'NO-PARSER', file=sys.stderr))\n"
+        "atexit.register(lambda: print('PARSER' if 'libcst' in sys.modules else 'NO-PARSER',"
+        " file=sys.stderr))\n"
         "sys.argv = ['gradguard', 'lint', '.']\n"
         "runpy.run_module('gradguard', run_name='__main__')\n"
     )
 
     def run() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-c", probe], cwd=project.root, env=subprocess_env(), capture_output=True, text=True, timeout=120
+            [sys.executable, "-c", probe],
+            cwd=project.root,
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
 
     cold = run()

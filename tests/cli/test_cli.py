@@ -47,7 +47,7 @@ def test_every_output_format(project: Project) -> None:
     full = project.lint("--output-format", "full")
     assert full.exit_code == 1
     assert "loss.backward()" in full.stdout and "GG001" in full.stdout
-    result, entries = project.lint_json()
+    _result, entries = project.lint_json()
     assert [(e["code"], e["location"]["row"], e["cell"]) for e in entries] == [("GG001", GG001_ROW, None)]
     assert entries[0]["filename"] == str(project.root / "train.py")
     github = project.lint("--output-format", "github")
@@ -104,7 +104,7 @@ def test_notebook_findings_name_the_cell_and_the_row_in_it(project: Project) -> 
             ]
         ),
     )
-    result, entries = project.lint_json()
+    _result, entries = project.lint_json()
     assert [(e["code"], e["cell"], e["location"]["row"]) for e in entries] == [("GG001", 4, 3)]
     concise = project.lint()
     assert concise.stdout.splitlines()[0].startswith("explore.ipynb:cell 4:3:")
@@ -113,7 +113,11 @@ def test_notebook_findings_name_the_cell_and_the_row_in_it(project: Project) -> 
 def test_progress_and_colour_only_on_a_terminal(project: Project) -> None:
     project.write("train.py", GG001_SOURCE)
     piped = subprocess.run(
-        [sys.executable, "-m", "gradguard", "lint"], cwd=project.root, env=subprocess_env(), capture_output=True, text=True
+        [sys.executable, "-m", "gradguard", "lint"],
+        cwd=project.root,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
     )
     assert piped.returncode == 1
     assert "\x1b[" not in piped.stdout
@@ -130,22 +134,56 @@ def test_progress_and_colour_only_on_a_terminal(project: Project) -> None:
             timeout=120,
         )
         os.close(follower)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(leader)
+        text = _read_all(leader)
         assert done.returncode == 1
-        return b"".join(chunks).decode()
+        return text
 
     assert "\x1b[" in on_terminal({"TERM": "xterm-256color"})
     plain = on_terminal({"TERM": "xterm-256color", "NO_COLOR": "1"})
     assert "\x1b[" not in plain and "GG001" in plain
+
+
+def test_progress_bar_on_a_terminal_for_a_long_run(project: Project) -> None:
+    for index in range(40):
+        project.write(f"pkg/train{index}.py", GG001_SOURCE * 40)
+    leader, follower = pty.openpty()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gradguard",
+            "lint",
+            "--no-cache",
+            "--workers",
+            "1",
+            "--output-format",
+            "json",
+        ],
+        cwd=project.root,
+        env=subprocess_env({"TERM": "xterm-256color"}),
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        timeout=300,
+    )
+    os.close(follower)
+    shown = _read_all(leader)
+    assert done.returncode == 1
+    assert len({entry["filename"] for entry in json.loads(done.stdout)}) == 40
+    assert "Linting" in shown and "/40" in shown
+
+
+def _read_all(fd: int) -> str:
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks).decode(errors="replace")
 
 
 def test_version(gradguard_process: Process, tmp_path: Path) -> None:

@@ -1,14 +1,13 @@
-"""`[tool.gradguard]`: discovery walking up, validation errors (exit 2, file and key named), rule selection."""
+"""`[tool.gradguard]`: discovery walking up, validation errors (exit 2 naming file and key), selection."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from cli_support import GG001_ROW, GG001_SOURCE, Project
 
 from gradguard.config import ConfigError, Resolver, Settings, read_config
-
-from cli_support import GG001_ROW, GG001_SOURCE, Project
 
 KNOWN = ("GG001", "GG002", "GG003", "GG009", "GG010")
 
@@ -27,7 +26,11 @@ def _settings(tmp_path: Path, body: str, name: str = "pyproject.toml") -> Settin
         ("[tool.gradguard]\nselct = ['GG']\n", "selct", "did you mean 'select'"),
         ("[tool.gradguard]\nselect = 'GG001'\n", "select", "expected a list of strings"),
         ("[tool.gradguard]\nignore = [1]\n", "ignore", "expected a list of strings"),
-        ("[tool.gradguard]\nextend-select = ['GG999']\n", "extend-select", "unknown rule code or prefix 'GG999'"),
+        (
+            "[tool.gradguard]\nextend-select = ['GG999']\n",
+            "extend-select",
+            "unknown rule code or prefix 'GG999'",
+        ),
         ("[tool.gradguard]\nselect = ['E501']\n", "select", "unknown rule code or prefix 'E501'"),
         ("[tool.gradguard]\noutput-format = 'xml'\n", "output-format", "expected one of concise, full, json"),
         ("[tool.gradguard]\nexclude = 'build'\n", "exclude", "expected a list of strings"),
@@ -39,7 +42,9 @@ def _settings(tmp_path: Path, body: str, name: str = "pyproject.toml") -> Settin
         ),
     ],
 )
-def test_a_bad_key_is_named_with_what_was_expected(tmp_path: Path, body: str, key: str, expected: str) -> None:
+def test_a_bad_key_is_named_with_what_was_expected(
+    tmp_path: Path, body: str, key: str, expected: str
+) -> None:
     path = tmp_path / "pyproject.toml"
     path.write_text(body, encoding="utf-8")
     with pytest.raises(ConfigError) as info:
@@ -72,7 +77,9 @@ def test_pyproject_without_the_table_is_not_a_config(tmp_path: Path) -> None:
 
 
 def test_selection_by_prefix_and_the_most_specific_selector_wins(tmp_path: Path) -> None:
-    settings = _settings(tmp_path, "[tool.gradguard]\nselect = ['GG0']\nignore = ['GG00']\nextend-select = ['GG001']\n")
+    settings = _settings(
+        tmp_path, "[tool.gradguard]\nselect = ['GG0']\nignore = ['GG00']\nextend-select = ['GG001']\n"
+    )
     assert settings.rule_enabled("GG001", tmp_path / "a.py")
     assert not settings.rule_enabled("GG002", tmp_path / "a.py")
     assert settings.rule_enabled("GG010", tmp_path / "a.py")
@@ -83,7 +90,8 @@ def test_selection_by_prefix_and_the_most_specific_selector_wins(tmp_path: Path)
 def test_per_file_ignores_use_gitignore_patterns_relative_to_the_config(tmp_path: Path) -> None:
     settings = _settings(
         tmp_path,
-        "[tool.gradguard.per-file-ignores]\n'tests/' = ['GG001']\n'*.ipynb' = ['GG0']\n'/scripts/run.py' = ['GG003']\n",
+        "[tool.gradguard.per-file-ignores]\n"
+        "'tests/' = ['GG001']\n'*.ipynb' = ['GG0']\n'/scripts/run.py' = ['GG003']\n",
     )
     assert not settings.rule_enabled("GG001", tmp_path / "tests" / "test_a.py")
     assert settings.rule_enabled("GG002", tmp_path / "tests" / "test_a.py")

@@ -6,10 +6,10 @@ import os
 import subprocess
 from pathlib import Path
 
+from cli_support import GG001_ROW, GG001_SOURCE, Project
+
 from gradguard.config import Resolver
 from gradguard.discovery import discover
-
-from cli_support import GG001_ROW, GG001_SOURCE, Project
 
 KNOWN = ("GG001", "GG002")
 
@@ -17,7 +17,9 @@ KNOWN = ("GG001", "GG002")
 def _found(project: Project, *paths: str, force_exclude: bool = False) -> tuple[list[str], list[str]]:
     project.monkeypatch.chdir(project.root)
     result = discover(list(paths) or ["."], Resolver(project.root, known=KNOWN), force_exclude=force_exclude)
-    return sorted(p.replace(os.sep, "/") for p in result.files), [f"{e.path}: {e.message}" for e in result.errors]
+    return sorted(p.replace(os.sep, "/") for p in result.files), [
+        f"{e.path}: {e.message}" for e in result.errors
+    ]
 
 
 def _git_init(root: Path) -> None:
@@ -33,8 +35,19 @@ def test_recursive_py_and_ipynb_only(project: Project) -> None:
 
 
 def test_default_excludes(project: Project) -> None:
-    for folder in (".git", ".venv", "venv", "__pycache__", "build", "dist", "node_modules", ".gradguard_cache",
-                   "lib/site-packages", ".tox", ".ipynb_checkpoints"):
+    for folder in (
+        ".git",
+        ".venv",
+        "venv",
+        "__pycache__",
+        "build",
+        "dist",
+        "node_modules",
+        ".gradguard_cache",
+        "lib/site-packages",
+        ".tox",
+        ".ipynb_checkpoints",
+    ):
         project.write(f"{folder}/m.py", "x = 1\n")
     project.write("src/build_utils.py", "x = 1\n")
     files, _ = _found(project)

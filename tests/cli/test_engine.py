@@ -71,7 +71,7 @@ def test_cookie_below_code_is_ignored() -> None:
         decode(b"x = 1\n# coding: latin-1\ny = '\xe9'\n", "a.py")
 
 
-# noqa
+# Suppression comments
 
 
 def test_noqa_with_codes_and_bare(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -216,5 +216,10 @@ def test_related_place_in_an_earlier_cell(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_check_path_reports_missing_and_special_files(tmp_path: Path) -> None:
-    assert check_path(str(tmp_path / "nope.py"), SETTINGS).errors[0].message == "cannot read: no such file or directory"
-    assert check_path(str(tmp_path), SETTINGS).errors[0].message == "not a regular file (a folder), not linted"
+    assert (
+        check_path(str(tmp_path / "nope.py"), SETTINGS).errors[0].message
+        == "cannot read: no such file or directory"
+    )
+    assert (
+        check_path(str(tmp_path), SETTINGS).errors[0].message == "not a regular file (a folder), not linted"
+    )

@@ -18,7 +18,9 @@ from gradguard.model import Applicability, Edit, Fix, Span
 
 
 def _fix(*edits: tuple[int, int, int, int, str]) -> Fix:
-    return Fix("fix", Applicability.SAFE, tuple(Edit(Span.of(a, b, c, d), text) for a, b, c, d, text in edits))
+    return Fix(
+        "fix", Applicability.SAFE, tuple(Edit(Span.of(a, b, c, d), text) for a, b, c, d, text in edits)
+    )
 
 
 # The mechanics, on hand-made fixes.
@@ -52,7 +54,13 @@ def test_notebook_edits_go_to_their_cells() -> None:
     document = {
         "cells": [
             {"cell_type": "markdown", "metadata": {}, "source": ["# title\n"]},
-            {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": 1, "source": ["%time x = 1\n", "h = f(h)\n"]},
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": 1,
+                "source": ["%time x = 1\n", "h = f(h)\n"],
+            },
             {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": 2, "source": "y = g(h)"},
         ],
         "metadata": {},
@@ -61,14 +69,16 @@ def test_notebook_edits_go_to_their_cells() -> None:
     }
     prepared = prepare(json.dumps(document, indent=1).encode(), "nb.ipynb")
     # Program rows: 1 `pass` (the magic), 2 `h = f(h)`, 3 `y = g(h)`.
-    sources, applied = fix_notebook_round(prepared, [_fix((2, 8, 2, 8, ".detach()"), (3, 8, 3, 8, ".detach()"))])
+    sources, applied = fix_notebook_round(
+        prepared, [_fix((2, 8, 2, 8, ".detach()"), (3, 8, 3, 8, ".detach()"))]
+    )
     assert applied == 1
     assert sources == {2: "%time x = 1\nh = f(h.detach())\n", 3: "y = g(h.detach())"}
 
 
 def test_write_atomic_keeps_mode_and_refuses_a_file_changed_meanwhile(tmp_path: Path) -> None:
     path = tmp_path / "run.py"
-    original = codecs.BOM_UTF8 + "x = 1\r\n".encode()
+    original = codecs.BOM_UTF8 + b"x = 1\r\n"
     path.write_bytes(original)
     path.chmod(0o751)
     prepared = prepare(original, str(path))
@@ -108,6 +118,7 @@ def test_fix_keeps_bom_crlf_and_permissions(project: Project) -> None:
     assert finding["fix"] is not None, "the plainest GG001 should offer a fix"
     result = project.lint("--fix", "--unsafe-fixes")
     assert "Fixed 1 finding in 1 file." in result.stderr
+    assert result.exit_code == 0, "nothing remains after the fix"
     data = path.read_bytes()
     assert data != raw
     assert data.startswith(codecs.BOM_UTF8)
@@ -154,10 +165,27 @@ def test_safe_only_without_unsafe_fixes(project: Project) -> None:
 def test_fix_in_a_notebook_edits_the_cell(project: Project) -> None:
     cells = [
         {"cell_type": "markdown", "metadata": {}, "source": ["# Training\n"]},
-        {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [], "source": GG001_SOURCE.splitlines(keepends=True)[:4]},
-        {"cell_type": "code", "execution_count": 2, "metadata": {"tags": ["x"]}, "outputs": [], "source": ["%time y = 1\n", "loss.backward()\n", "loss.backward()"]},
+        {
+            "cell_type": "code",
+            "execution_count": 1,
+            "metadata": {},
+            "outputs": [],
+            "source": GG001_SOURCE.splitlines(keepends=True)[:4],
+        },
+        {
+            "cell_type": "code",
+            "execution_count": 2,
+            "metadata": {"tags": ["x"]},
+            "outputs": [],
+            "source": ["%time y = 1\n", "loss.backward()\n", "loss.backward()"],
+        },
     ]
-    document = {"cells": cells, "metadata": {"kernelspec": {"language": "python", "name": "python3", "display_name": "Python 3"}}, "nbformat": 4, "nbformat_minor": 5}
+    document = {
+        "cells": cells,
+        "metadata": {"kernelspec": {"language": "python", "name": "python3", "display_name": "Python 3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path = project.write("train.ipynb", json.dumps(document, indent=1) + "\n")
     (finding,) = _findings(project)
     assert (finding["cell"], finding["location"]["row"]) == (3, 3)
@@ -173,7 +201,9 @@ def test_fix_in_a_notebook_edits_the_cell(project: Project) -> None:
 
 
 def test_fix_never_touches_files_without_findings(project: Project) -> None:
-    path = project.write("clean.py", "import torch\nx = torch.ones(2, requires_grad=True)\nx.sum().backward()\n")
+    path = project.write(
+        "clean.py", "import torch\nx = torch.ones(2, requires_grad=True)\nx.sum().backward()\n"
+    )
     before = os.stat(path)
     project.lint("--fix", "--unsafe-fixes")
     after = os.stat(path)

@@ -15,14 +15,20 @@ from gradguard.runner import WORKER_DIED, Job, run_job, run_pool
 
 def test_parallel_run_matches_the_serial_one(project: Project) -> None:
     for index in range(24):
-        body = GG001_SOURCE if index % 3 == 0 else GG001_SOURCE.replace("loss.backward()\nloss.backward()", "loss.backward()")
+        body = (
+            GG001_SOURCE
+            if index % 3 == 0
+            else GG001_SOURCE.replace("loss.backward()\nloss.backward()", "loss.backward()")
+        )
         project.write(f"pkg/m{index:02}.py", body + "\n".join(f"# padding {n}" for n in range(200)) + "\n")
     serial = project.lint("--no-cache", "--workers", "1")
     parallel = project.lint("--no-cache", "--workers", "2")
     assert serial.exit_code == parallel.exit_code == 1
     assert serial.output == parallel.output
     flagged = [line for line in parallel.output.splitlines() if "GG001" in line]
-    assert [line.split(":")[:2] for line in flagged] == [[f"pkg/m{i:02}.py", str(GG001_ROW)] for i in range(0, 24, 3)]
+    assert [line.split(":")[:2] for line in flagged] == [
+        [f"pkg/m{i:02}.py", str(GG001_ROW)] for i in range(0, 24, 3)
+    ]
 
 
 def _die_on_poison(job: Job) -> FixOutcome:
@@ -51,7 +57,12 @@ def test_a_killed_worker_costs_one_file(tmp_path: Path) -> None:
         for index, name in enumerate(names)
     ]
     outcomes: dict[str, FixOutcome] = {}
-    run_pool(jobs, 2, lambda job, outcome: outcomes.__setitem__(os.path.basename(job.path), outcome), _die_on_poison)
+    run_pool(
+        jobs,
+        2,
+        lambda job, outcome: outcomes.__setitem__(os.path.basename(job.path), outcome),
+        _die_on_poison,
+    )
     assert sorted(outcomes) == sorted(names)
     assert outcomes["poison.py"].result.errors[0].message == WORKER_DIED
     for name in names:
