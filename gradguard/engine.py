@@ -135,11 +135,7 @@ def prepare(data: bytes, path: str) -> Prepared:
 
 
 def prescreen(data: bytes) -> bool:
-    """The cheap prefilter on a file's bytes: False when it cannot hold a finding.
-
-    Such a file is neither decoded nor parsed (a binary or undecodable file among them goes unreported:
-    it cannot hold a finding either).
-    """
+    """The cheap prefilter on a file's bytes: False when it cannot hold a finding (it is not parsed)."""
     from gradguard.analysis import might_hold_finding
 
     return might_hold_finding(data)
@@ -312,8 +308,6 @@ def check_path(path: str, settings: Settings) -> FileResult:
     """Read, prefilter, decode and lint the file at `path`."""
     try:
         data = read_bytes(path)
-        if not prescreen(data):
-            return FileResult(path, skipped=True)
         prepared = prepare(data, path)
     except InputError as exc:
         return FileResult(path, errors=(exc.error,))

@@ -95,25 +95,32 @@ def lint_files(
     jobs: list[Job] = []
     for index, path in enumerate(files):
         selection = resolver.for_file(path).selection(path)
+        notebook = is_notebook(path)
         try:
             data = read_bytes(path)
-            if not prescreen(data):
+            # A script is always decoded (an undecodable or binary file is reported even when it
+            # could not hold a finding); one that cannot hold a finding is then not parsed.
+            item = None if notebook else prepare(data, path)
+            if item is not None and not prescreen(data):
                 outcomes[index] = FixOutcome(FileResult(path, skipped=True))
                 continue
-            key = entry_key(data, selection.fingerprint(), is_notebook(path)) if cache is not None else None
+            key = entry_key(data, selection.fingerprint(), notebook) if cache is not None else None
             if cache is not None and key is not None:
                 hit = cache.get(key, path)
                 if hit is not None and (mode is None or not mode.wants(hit)):
-                    # Only a clean decode was ever cached, so the text is decoded again only to show it.
-                    outcomes[index] = FixOutcome(_with_source(hit, data, path))
+                    outcomes[index] = FixOutcome(_with_source(hit, item, data, path))
                     continue
-            item = prepare(data, path)
+            if item is None:
+                item = prepare(data, path)
         except InputError as exc:
             outcomes[index] = FixOutcome(FileResult(path, errors=(exc.error,)))
             continue
         skipped = screen(item, data)
         if skipped is not None:
-            outcomes[index] = FixOutcome(replace(skipped, source=None, cells=()))
+            skipped = replace(skipped, source=None, cells=())
+            if cache is not None and key is not None and notebook:
+                cache.put(key, skipped)  # spares parsing the notebook's JSON again next time
+            outcomes[index] = FixOutcome(skipped)
             continue
         prepared[index] = item
         jobs.append(
@@ -170,12 +177,12 @@ def _attach_source(result: FileResult, item: Prepared) -> FileResult:
     return replace(result, source=item.program, cells=cells)
 
 
-def _with_source(result: FileResult, data: bytes, path: str) -> FileResult:
-    """A cached result, with its text decoded again when a reporter will show it."""
+def _with_source(result: FileResult, item: Prepared | None, data: bytes, path: str) -> FileResult:
+    """A cached result, with its text when a reporter will show it (a notebook is parsed again)."""
     if not _shows_source(result):
         return result
     try:
-        return _attach_source(result, prepare(data, path))
+        return _attach_source(result, item if item is not None else prepare(data, path))
     except InputError:
         return result
 

@@ -151,9 +151,20 @@ def test_unreadable_file_and_folder(project: Project) -> None:
     assert any(line.startswith(f"train.py:{GG001_ROW}:") for line in lines), output
 
 
-def test_files_that_cannot_hold_a_finding_are_not_even_decoded(project: Project) -> None:
-    """The prefilter runs on the bytes: a file without backward/grad/retain_graph is skipped unread."""
+def test_bad_files_are_reported_even_without_a_backward(project: Project) -> None:
+    """The prefilter spares parsing, not checking: an undecodable, binary or malformed file is reported
+    whether or not it could hold a finding."""
     project.write("legacy.py", "# -*- nothing declared -*-\nname = 'café'\n".encode("latin-1"))
     project.write("data.py", b"BLOB = b'\x00\x01'\n")
-    result = project.lint()
-    assert result.exit_code == 0, result.output
+    project.write("broken.ipynb", '{"cells": [')
+    project.write("fine.py", "def f(x):\n    return x\n")
+    for _ in range(2):  # cold, then warm
+        result = project.lint()
+        assert result.exit_code == 2, result.output
+        lines = result.output.splitlines()
+        assert lines[:3] == [
+            "broken.ipynb: error: malformed notebook JSON: Expecting value (line 1, column 12)",
+            "data.py: error: binary file (it contains NUL bytes), not Python source",
+            "legacy.py:2:12: error: not UTF-8 and no coding cookie"
+            " (add `# -*- coding: <encoding> -*-` or save as UTF-8)",
+        ], result.output
