@@ -45,9 +45,10 @@ class Prepared:
 class InputError(Exception):
     """A file cannot be linted; carries the one-line `FileError`."""
 
-    def __init__(self, error: FileError) -> None:
+    def __init__(self, error: FileError, cell: int | None = None) -> None:
         super().__init__(error.message)
         self.error = error
+        self.cell = cell  # the notebook cell that does not parse
 
 
 def read_bytes(path: str) -> bytes:
@@ -159,12 +160,26 @@ def screen(prepared: Prepared, data: bytes | None = None) -> FileResult | None:
 
 
 def analyse(prepared: Prepared, selection: Selection) -> FileResult:
-    """Run the analysis on a prepared file and keep what the settings and `# noqa` let through."""
-    try:
-        kept = program_diagnostics(prepared, selection)
-    except InputError as exc:
-        return FileResult(prepared.path, errors=(exc.error,), source=prepared.program, cells=_cells(prepared))
-    return _result(prepared, to_file_coordinates(prepared, kept))
+    """Run the analysis on a prepared file and keep what the settings and `# noqa` let through.
+
+    In a notebook, a cell that does not parse is reported and left out, and the other cells are still
+    analysed (as Jupyter still runs them).
+    """
+    errors: list[FileError] = []
+    current = prepared
+    while True:
+        try:
+            kept = program_diagnostics(current, selection)
+        except InputError as exc:
+            errors.append(exc.error)
+            if current.notebook is None or exc.cell is None or len(errors) > len(current.notebook.cells):
+                return FileResult(
+                    prepared.path, errors=tuple(errors), source=prepared.program, cells=_cells(prepared)
+                )
+            current = replace(current, notebook=current.notebook.without_cell(exc.cell))
+            continue
+        result = _result(prepared, to_file_coordinates(prepared, kept))
+        return replace(result, errors=tuple(errors))
 
 
 def program_diagnostics(prepared: Prepared, selection: Selection) -> tuple[Diagnostic, ...]:
@@ -193,7 +208,8 @@ def raw_diagnostics(prepared: Prepared) -> tuple[Diagnostic, ...]:
     try:
         return tuple(analyze(prepared.program))
     except ParseFailure as exc:
-        raise InputError(_parse_error(prepared, exc)) from None
+        cell = prepared.notebook.locate(exc.row)[0] if prepared.notebook and exc.row else None
+        raise InputError(_parse_error(prepared, exc), cell) from None
     except RecursionError:
         raise InputError(FileError(prepared.path, "the code is nested too deeply to analyse")) from None
     except MemoryError:

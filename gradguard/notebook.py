@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 # Cell magics whose body is Python that IPython runs as such.
@@ -65,12 +65,13 @@ class Notebook:
                 return cell, row, before_row + 1
         return None
 
-    def cell_start_row(self, cell: int) -> int | None:
-        """The program row where a cell's first line sits."""
-        for index, (found, cell_row) in enumerate(self.rows):
-            if found == cell and cell_row == 1:
-                return index + 1
-        return None
+    def without_cell(self, cell: int) -> Notebook:
+        """The same notebook with one cell's lines blank in the program (rows stay aligned)."""
+        lines = self.program.splitlines(keepends=True) if self.program else []
+        blanked = [
+            "\n" if found == cell else line for line, (found, _) in zip(lines, self.rows, strict=False)
+        ]
+        return replace(self, program="".join(blanked))
 
 
 def cell_source(cell: dict[str, Any]) -> str:

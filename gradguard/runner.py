@@ -1,7 +1,7 @@
 """Lint many files: read, prefilter and look up the cache in this process; analyse the rest in workers.
 
 Each file is read once. The parent decodes it, runs the cheap prefilter and the cache lookup, so a warm
-run never starts a worker nor imports the parser. What is left goes to worker processes when there is
+run starts no worker and parses nothing. What is left goes to worker processes when there is
 enough of it to pay for them (serially otherwise). A worker that dies on a file (killed, out of memory,
 a crash in native code) costs that file a `FileError`, not the run: the pool is rebuilt, the files that
 were in flight are retried one by one in their own process, and the rest go on.

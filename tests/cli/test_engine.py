@@ -223,3 +223,27 @@ def test_check_path_reports_missing_and_special_files(tmp_path: Path) -> None:
     assert (
         check_path(str(tmp_path), SETTINGS).errors[0].message == "not a regular file (a folder), not linted"
     )
+
+
+def test_a_notebook_cell_that_does_not_parse_is_reported_and_the_rest_analysed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[str] = []
+    real = analysis.analyze
+
+    def spy(source: str) -> tuple[Diagnostic, ...]:
+        seen.append(source)
+        return real(source)
+
+    monkeypatch.setattr(analysis, "analyze", spy)
+    text = _notebook(
+        ("code", "import torch\nw = torch.ones(2, requires_grad=True)\n"),
+        ("code", "def broken(:\n    loss.backward()\n"),
+        ("code", "loss = (w * 2).sum()\nloss.backward()\n"),
+    )
+    result = check_source(text, "nb.ipynb", SETTINGS)
+    assert [error.message for error in result.errors] == [
+        "cell 2, line 1, column 12: syntax error: invalid syntax"
+    ]
+    assert seen[-1].splitlines()[2:4] == ["", ""]
+    assert "loss.backward()" in seen[-1].splitlines()[5]
