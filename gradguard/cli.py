@@ -174,7 +174,7 @@ def lint(
         root_settings = resolver.for_path(cwd)
         found = discover(list(paths) or ["."], resolver, force_exclude=force_exclude)
         for path in found.files:
-            resolver.for_path(path)
+            resolver.for_file(path)
         for settings in resolver.all_settings():
             check_per_file_patterns(settings, found.files)
         mode = FixMode(write=not diff, unsafe=unsafe_fixes) if (fix or diff) else None

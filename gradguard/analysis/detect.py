@@ -8,7 +8,7 @@ import libcst as cst
 from gradguard.analysis.facts import Carrier, Cause, Conflict, FileFacts, KeptAlive, NeedlessRetain
 from gradguard.analysis.expressions import Met
 from gradguard.analysis.program import Program
-from gradguard.analysis.values import CallInfo, Freed, Kind, Read, Value
+from gradguard.analysis.values import CallInfo, Freed, Kind, Read, Value, generation_of
 
 
 def facts_of(program: Program, source: str) -> FileFacts:
@@ -89,7 +89,7 @@ def _conflict(program: Program, met: Met) -> Conflict:
     read = _best_read(boundary)
     created_loops = met.created_loops
     before_loop = next((loop_ for loop_ in failing.loops if loop_ not in created_loops), None)
-    old_generation = all(n & 1 for n in (read.top & stale if read is not None else stale))
+    old_generation = all(generation_of(n) for n in (read.top & stale if read is not None else stale))
 
     if read is not None:
         first_reads = tuple(outermost(r) for r in program.call_reads.get(freed_by, ())

@@ -29,7 +29,9 @@ from gradguard.analysis.values import (
     Read,
     Value,
     cut,
+    GENERATIONS,
     join,
+    node_id,
     old,
     rename,
 )
@@ -83,6 +85,7 @@ class Evaluator:
         self.backwarded: set[int] = set()
         self.backward_holders: set[tuple[str, ...]] = set()
         self.appended_holders: set[tuple[str, ...]] = set()
+        self.reset_holders: set[tuple[str, ...]] = set()
         self.framework_calls: list[CallInfo] = []
         self.root_defs: dict[CallInfo, frozenset[cst.CSTNode]] = {}
 
@@ -162,9 +165,17 @@ class Evaluator:
         state.frames[index][name] = value
         state.defs[index][name] = frozenset({statement})
 
+    def note_reset(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame) -> None:
+        """A container emptied inside a loop (`xs = []`, `del xs[:]`) does not grow across it."""
+        if frame.loops and value.kind in (Kind.LIST, Kind.DICT) and not value.nodes:
+            holder = self.holder_of(target, state, frame)
+            if holder is not None:
+                self.reset_holders.add(holder.key)
+
     def store_in_place(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame,
                        statement: cst.CSTNode) -> None:
         """A container changed in place (`xs.append(v)`): update it where the name lives."""
+        self.note_reset(target, value, state, frame)
         if isinstance(target, cst.Name) and target.value not in state.frames[-1]:
             name = target.value
             index = 0
@@ -214,6 +225,8 @@ class Evaluator:
     def assign(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame,
                statement: cst.CSTNode, source: cst.CSTNode | None) -> None:
         """Bind `value` to an assignment target (names, attributes, subscripts, tuples)."""
+        if isinstance(target, (cst.Name, cst.Attribute)):
+            self.note_reset(target, value, state, frame)
         if isinstance(target, cst.Name):
             self.store_name(target.value, value, state, frame, statement)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -436,7 +449,7 @@ class Evaluator:
             self._age_origin(site)
             operands = [(expr, rename(value, site)) for expr, value in operands]
         state.epochs[site] = epoch + 1
-        current = site << 1
+        current = node_id(site)
         nodes = frozenset({current}).union(*(v.nodes for _, v in operands))
         reads = self.reads_of(operands, state, frame, consumer)
         parents = frozenset().union(*(v.top for _, v in operands))
@@ -499,17 +512,19 @@ class Evaluator:
         return None
 
     def _age_origin(self, site: int) -> None:
-        current = site << 1
-        origin = self.origins.pop(current, None)
-        if origin is None:
-            return
-        previous = self.origins.get(current | 1)
-        if previous is None:
-            self.origins[current | 1] = origin
-        else:
-            merged = previous.reads + [r for r in origin.reads if r not in previous.reads][:8]
-            self.origins[current | 1] = Origin(merged[:16], previous.parents | origin.parents,
-                                               previous.loops, previous.expr)
+        base = site * GENERATIONS
+        last = base + GENERATIONS - 1
+        for node in range(last - 1, base - 1, -1):
+            origin = self.origins.pop(node, None)
+            if origin is None:
+                continue
+            previous = self.origins.get(node + 1) if node + 1 == last else None
+            if previous is None:
+                self.origins[node + 1] = origin
+            else:
+                merged = previous.reads + [r for r in origin.reads if r not in previous.reads][:8]
+                self.origins[last] = Origin(merged[:16], previous.parents | origin.parents,
+                                            previous.loops, previous.expr)
 
     @staticmethod
     def statement(frame: Frame) -> cst.CSTNode | None:
@@ -587,6 +602,9 @@ class Evaluator:
             part = replace(result, elems=None)
             state_value = Value(Kind.TUPLE, result.nodes, result.top, True, (part, part))
             return Value(Kind.TUPLE, result.nodes, result.top, True, (part, state_value), label=result.label)
+        if callee.qual in K.RECURRENT_TUPLE_CELLS:
+            part = replace(result, elems=None)
+            return Value(Kind.TUPLE, result.nodes, result.top, True, (part, part), label=result.label)
         if callee.qual in K.RECURRENT_TENSOR_STATE:
             part = replace(result, elems=None)
             return Value(Kind.TUPLE, result.nodes, result.top, True, (part, part), label=result.label)
@@ -727,7 +745,8 @@ class Evaluator:
             item = args[-1][1] if args else UNKNOWN
             if method == "extend" and item.kind in (Kind.LIST, Kind.TUPLE):
                 item = replace(item, kind=Kind.UNKNOWN, elems=None)
-            if receiver.kind in (Kind.LIST, Kind.DICT, Kind.UNKNOWN, Kind.TUPLE) and not receiver.grad:
+            if receiver.kind in (Kind.LIST, Kind.DICT) or (
+                    receiver.kind is Kind.UNKNOWN and not receiver.grad and not receiver.nodes):
                 updated = self.container_add(receiver, item)
                 statement = self.statement(frame)
                 if statement is not None:
@@ -901,7 +920,8 @@ class Evaluator:
         for read in boundary:
             current: Read | None = read
             while current is not None:
-                if current.holder.key in self.appended_holders:
+                key = current.holder.key
+                if key in self.appended_holders and key not in self.reset_holders:
                     return True
                 current = current.outer
         return False

@@ -55,8 +55,10 @@ ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
 SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
 
 # Recurrent modules and the shape of the state they return.
-RECURRENT_TUPLE_STATE = frozenset({"torch.nn.LSTM", "torch.nn.LSTMCell"})
-RECURRENT_TENSOR_STATE = frozenset({"torch.nn.GRU", "torch.nn.RNN", "torch.nn.GRUCell", "torch.nn.RNNCell"})
+RECURRENT_TUPLE_STATE = frozenset({"torch.nn.LSTM"})
+RECURRENT_TENSOR_STATE = frozenset({"torch.nn.GRU", "torch.nn.RNN"})
+# Cells return the new state itself: `(h, c)` for an LSTM cell, `h` for the others.
+RECURRENT_TUPLE_CELLS = frozenset({"torch.nn.LSTMCell"})
 
 # torch.nn classes without parameters: calling them only combines their inputs.
 PARAMETERLESS_MODULES = frozenset(

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradguard.analysis.values import Freed, Value, join, rename, same
+from gradguard.analysis.values import GENERATIONS, Freed, Value, generation_of, join, rename, same
 
 Defs = frozenset[cst.CSTNode]
 HeapKey = tuple[str, str]
@@ -64,9 +64,9 @@ class State:
             result._absorb(other)
         if latest_old and len(live) > 1:
             last = live[-1]
-            for node in [n for n in result.freed if n & 1 and n not in last.freed]:
+            for node in [n for n in result.freed if generation_of(n) and n not in last.freed]:
                 why = result.freed[node]
-                result.freed[node] = Freed(why.call, why.stepped, weak=True)
+                result.freed[node] = Freed(why.call, why.stepped, True)
         return result
 
     def _absorb(self, other: State) -> None:
@@ -106,11 +106,12 @@ class State:
         return any(node in value.nodes for value in self.heap.values())
 
     def rename_site(self, site: int) -> None:
-        """A site is evaluated again: its current node becomes old everywhere in the state."""
-        current = site << 1
+        """A site is evaluated again: each of its nodes gets one generation older everywhere."""
+        base = site * GENERATIONS
+        last = base + GENERATIONS - 1
         # Freed instances nothing holds any more cannot be reached again: forget them, so they
-        # do not make the merged old generation look freed.
-        for node in (current, current | 1):
+        # do not make a merged generation look freed.
+        for node in range(base, last + 1):
             if node in self.freed and not self.reachable(node):
                 del self.freed[node]
         for frame in self.frames:
@@ -122,17 +123,22 @@ class State:
             renamed = rename(value, site)
             if renamed is not value:
                 self.heap[key] = renamed
-        why = self.freed.pop(current, None)
-        previous = self.freed.get(current | 1)
-        if why is None:
-            # The old generation now also stands for an instance that was never freed.
-            if previous is not None and not previous.weak:
-                self.freed[current | 1] = Freed(previous.call, previous.stepped, weak=True)
-        elif previous is None:
-            self.freed[current | 1] = why
+        moving = {node: self.freed.pop(node, None) for node in range(base, last)}
+        summary = self.freed.get(last)
+        arriving = moving[last - 1]
+        if arriving is None:
+            # The summary generation now also stands for an instance that was never freed.
+            if summary is not None and not summary.weak:
+                self.freed[last] = Freed(summary.call, summary.stepped, True)
+        elif summary is None:
+            self.freed[last] = arriving
         else:
-            self.freed[current | 1] = Freed(previous.call, previous.stepped | why.stepped,
-                                            previous.weak and why.weak)
+            self.freed[last] = Freed(summary.call, summary.stepped | arriving.stepped,
+                                     summary.weak and arriving.weak)
+        for node in range(base, last - 1):
+            why = moving[node]
+            if why is not None:
+                self.freed[node + 1] = why
 
     def replace_everywhere(self, old_value: Value, new_value: Value) -> None:
         """Every holder of `old_value` (the same tensor) now holds `new_value` (in-place ops)."""

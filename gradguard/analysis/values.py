@@ -37,14 +37,37 @@ class Kind(Enum):
     DATA = auto()  # an iterable of fresh data (a DataLoader, a range)
 
 
-def old(node: int) -> int:
-    """The "old" generation of a node id (ids are `site * 2 + generation`)."""
-    return node | 1
+# Generations kept apart per site: the current evaluation, the previous ones, and a summary of
+# all older ones (the last generation). More than a loop's analysis passes, so that instances from
+# before a loop are not merged with the loop's own.
+GENERATIONS = 6
+
+
+def node_id(site: int, generation: int = 0) -> int:
+    """The id of a site's node of one generation."""
+    return site * GENERATIONS + generation
+
+
+def generation_of(node: int) -> int:
+    """0 for the current evaluation of a site, more for earlier ones."""
+    return node % GENERATIONS
 
 
 def site_of(node: int) -> int:
     """The site id of a node id."""
-    return node >> 1
+    return node // GENERATIONS
+
+
+def shifted(node: int, site: int) -> int:
+    """A node id after `site` was evaluated again (older by one generation, the last one stays)."""
+    if node // GENERATIONS != site or node % GENERATIONS == GENERATIONS - 1:
+        return node
+    return node + 1
+
+
+def old(node: int) -> int:
+    """The id one generation older than `node` (used to match values across a re-evaluation)."""
+    return node + 1 if node % GENERATIONS < GENERATIONS - 1 else node
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,13 +148,14 @@ def same(a: Value | None, b: Value | None) -> bool:
 
 
 def rename(value: Value, site: int) -> Value:
-    """Move the current node of `site` into the old generation (the site is being evaluated again)."""
-    current = site << 1
-    if current not in value.nodes and not (value.elems and any(current in e.nodes for e in value.elems)):
+    """Age the nodes of `site` by one generation (the site is being evaluated again)."""
+    base = site * GENERATIONS
+    last = base + GENERATIONS - 1
+    touched = [n for n in value.nodes if base <= n < last]
+    if not touched and not (value.elems and any(base <= n < last for e in value.elems for n in e.nodes)):
         return value
-    previous = current | 1
-    nodes = (value.nodes - {current}) | {previous}
-    top = (value.top - {current}) | {previous} if current in value.top else value.top
+    nodes = frozenset(shifted(n, site) for n in value.nodes)
+    top = frozenset(shifted(n, site) for n in value.top) if any(base <= n < last for n in value.top) else value.top
     elems = tuple(rename(e, site) for e in value.elems) if value.elems is not None else None
     return replace(value, nodes=nodes, top=top, elems=elems)
 

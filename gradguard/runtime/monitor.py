@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
+from gradguard.runtime.dynamo import DYNAMO, DynamoWatcher, exclude_gradguard
 from gradguard.runtime.records import DONE, CallLog, CodeClassifier, to_record
 
 MIN_TORCH = (2, 0)
@@ -70,11 +71,29 @@ class _State:
         self.diagnoses: deque[tuple[str, Any]] = deque(maxlen=16)
         self.dynamo_excluded = False
         self.excepthook: Callable[..., Any] | None = None
+        self.dynamo_watcher: DynamoWatcher | None = None
 
     # -- error path -------------------------------------------------------------------------------
 
     def on_error(self, exc: RuntimeError, raw: list, roots: Any, frame: FrameType | None) -> None:
-        """Attach a diagnosis to `exc` when it is one of the errors gradguard explains. Never raises."""
+        """Attach a diagnosis to `exc` when it is one of the errors gradguard explains. Never raises.
+
+        Under torch.compile the whole error path runs with dynamo disabled: dynamo would otherwise try
+        to trace the analysis (dataclass constructors are generated code it does not skip).
+        """
+        if DYNAMO in sys.modules:
+            try:
+                handler = self.torch.compiler.disable(self._handle_error)
+            except Exception:  # noqa: BLE001 - an older torch.compiler: handle it directly
+                handler = self._handle_error
+        else:
+            handler = self._handle_error
+        try:
+            handler(exc, raw, roots, frame)
+        except Exception:  # noqa: BLE001 - the original error must propagate untouched
+            return
+
+    def _handle_error(self, exc: RuntimeError, raw: list, roots: Any, frame: FrameType | None) -> None:
         from gradguard.runtime import render
         from gradguard.runtime.diagnosis import error_kind
 
@@ -97,7 +116,7 @@ class _State:
                 frame=frame,
                 records=self.log.snapshot(),
                 classifier=self.classifier,
-                caller=self.classifier.first_outside(sys._getframe(1)),
+                caller=self.classifier.first_outside(sys._getframe()),
                 held_roots=self.deep.held() if self.deep is not None else (),
             )
             diagnosis = explain(failure, kind)
@@ -147,12 +166,7 @@ class _State:
     def exclude_from_dynamo(self) -> None:
         """Tell dynamo never to trace gradguard's code (done once `torch._dynamo` is imported)."""
         self.dynamo_excluded = True
-        try:
-            import torch._dynamo.trace_rules as trace_rules
-
-            trace_rules.add("gradguard")
-        except Exception:  # noqa: BLE001 - a future dynamo without this API: the wrapper still works
-            return
+        exclude_gradguard()
 
 
 def _is_traced(value: Any, torch: Any) -> bool:
@@ -182,7 +196,7 @@ def _make_engine_wrapper(original: Callable[..., Any], state: _State) -> Callabl
         __tracebackhide__ = True  # noqa: F841 - read by IPython and pytest
         if not state.active:
             return original(t_outputs, *args, **kwargs)
-        if not state.dynamo_excluded and "torch._dynamo" in modules:
+        if not state.dynamo_excluded and DYNAMO in modules:
             state.exclude_from_dynamo()
         seqs = []
         for item in t_outputs[:4]:
@@ -364,8 +378,11 @@ def _acquire(*, explicit: bool, deep: bool, target: str = "engine") -> _State:
         if state is None:
             state = _State(torch)
             _patch(state, target)
-            if "torch._dynamo" in sys.modules:
+            if DYNAMO in sys.modules:
                 state.exclude_from_dynamo()
+            else:
+                state.dynamo_watcher = DynamoWatcher(state.exclude_from_dynamo)
+                state.dynamo_watcher.install()
             _install_excepthook(state)
         if explicit:
             state.explicit = True
@@ -392,6 +409,9 @@ def _release(state: _State, *, explicit: bool, deep: bool = False) -> None:
         state.deep_contexts = 0
         _set_deep(state)
         _remove_excepthook(state)
+        if state.dynamo_watcher is not None:
+            state.dynamo_watcher.remove()
+            state.dynamo_watcher = None
         _unpatch(state)
 
 
