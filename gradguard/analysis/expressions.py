@@ -453,7 +453,11 @@ class Evaluator:
         nodes = frozenset({current}).union(*(v.nodes for _, v in operands))
         reads = self.reads_of(operands, state, frame, consumer)
         parents = frozenset().union(*(v.top for _, v in operands))
-        self.origins[current] = Origin(reads, parents, tuple(frame.loops), node)
+        sites = {n // GENERATIONS for n in parents}
+        for read in reads:
+            sites.update(n // GENERATIONS for n in read.top)
+        stamps = {site_: state.epochs.get(site_, 0) for site_ in sites}
+        self.origins[current] = Origin(reads, parents, tuple(frame.loops), node, stamps)
         return Value(Kind.TENSOR, nodes, frozenset({current}), True)
 
     def element_from(self, expr: cst.BaseExpression, iterable: Value, state: State, frame: Frame) -> Value:
@@ -524,7 +528,8 @@ class Evaluator:
             else:
                 merged = previous.reads + [r for r in origin.reads if r not in previous.reads][:8]
                 self.origins[last] = Origin(merged[:16], previous.parents | origin.parents,
-                                            previous.loops, previous.expr)
+                                            previous.loops, previous.expr,
+                                            {**previous.stamps, **origin.stamps})
 
     @staticmethod
     def statement(frame: Frame) -> cst.CSTNode | None:
@@ -907,7 +912,7 @@ class Evaluator:
         why = state.freed[min(strong or stale)]
         key = (id(info), id(why.call))
         if key not in self.conflicts:
-            boundary = tuple(self.boundary(value, stale))
+            boundary = tuple(self.boundary(value, stale, state.epochs))
             if not strong and not self._accumulating(boundary):
                 return
             created = self.origins.get(min(stale))
@@ -926,7 +931,7 @@ class Evaluator:
                 current = current.outer
         return False
 
-    def boundary(self, value: Value, stale: frozenset[int]) -> list[Read]:
+    def boundary(self, value: Value, stale: frozenset[int], epochs: dict[int, int]) -> list[Read]:
         """Reads of a holder whose own value was stale, walking back from a root over fresh nodes."""
         found: list[Read] = []
         seen: set[int] = set()
@@ -940,12 +945,13 @@ class Evaluator:
             if origin is None:
                 continue
             for read in origin.reads:
-                if read.top & stale or (not read.top and read.nodes & stale):
+                top = origin.now(read.top, epochs)
+                if top & stale:
                     if read not in found:
                         found.append(read)
-                elif read.nodes & stale:
-                    queue.extend(n for n in read.top if n not in seen)
-            queue.extend(n for n in origin.parents if n not in seen and n not in stale)
+                else:
+                    queue.extend(n for n in top if n not in seen)
+            queue.extend(n for n in origin.now(origin.parents, epochs) if n not in seen and n not in stale)
         return found
 
     def reads_behind(self, tops: frozenset[int]) -> list[Read]:

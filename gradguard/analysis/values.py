@@ -221,3 +221,17 @@ class Origin:
     parents: frozenset[int] = frozenset()
     loops: tuple[cst.CSTNode, ...] = ()
     expr: cst.CSTNode | None = None
+    # How many times each site behind `parents` and the reads had been evaluated when this node
+    # was made: node ids recorded then are translated to today's generations with it.
+    stamps: dict[int, int] = field(default_factory=dict)
+
+    def now(self, nodes: frozenset[int], epochs: dict[int, int]) -> frozenset[int]:
+        """`nodes` as recorded here, renamed to the generations they have in a state with `epochs`."""
+        result = set()
+        for node in nodes:
+            site, generation = divmod(node, GENERATIONS)
+            then = self.stamps.get(site)
+            if then is not None:
+                generation = min(generation + max(epochs.get(site, then) - then, 0), GENERATIONS - 1)
+            result.add(site * GENERATIONS + generation)
+        return frozenset(result)
