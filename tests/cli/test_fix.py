@@ -189,6 +189,8 @@ def test_fix_in_a_notebook_edits_the_cell(project: Project) -> None:
     path = project.write("train.ipynb", json.dumps(document, indent=1) + "\n")
     (finding,) = _findings(project)
     assert (finding["cell"], finding["location"]["row"]) == (3, 3)
+    diff = project.lint("--diff", "--unsafe-fixes")
+    assert diff.stdout.startswith("--- train.ipynb:cell 3\n+++ train.ipynb:cell 3\n@@ "), diff.stdout
     project.lint("--fix", "--unsafe-fixes")
     text = path.read_text(encoding="utf-8")
     assert text.startswith('{\n "cells": [') and text.endswith("}\n")
