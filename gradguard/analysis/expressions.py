@@ -86,6 +86,7 @@ class Evaluator:
         self.backward_holders: set[tuple[str, ...]] = set()
         self.appended_holders: set[tuple[str, ...]] = set()
         self.reset_holders: set[tuple[str, ...]] = set()
+        self.frozen: set[str] = set()
         self.framework_calls: list[CallInfo] = []
         self.root_defs: dict[CallInfo, frozenset[cst.CSTNode]] = {}
 
@@ -253,7 +254,10 @@ class Evaluator:
             elif target.attr.value == "requires_grad":
                 holder_value = self.peek(target.value, state, frame)
                 if holder_value is not None:
-                    state.replace_everywhere(holder_value, replace(holder_value, grad=True))
+                    if isinstance(source, cst.Name) and source.value == "False":
+                        self.freeze(holder_value, dotted(target.value))
+                    else:
+                        state.replace_everywhere(holder_value, replace(holder_value, grad=True))
             elif value.nodes:
                 self.escaped.update(value.nodes)
         elif isinstance(target, cst.Subscript):
@@ -592,7 +596,7 @@ class Evaluator:
                 return self.run_hooks(call, callee, args, result, state, frame)
         operands: Args = [*args, *((None, v) for v in kwargs.values())]
         is_module = callee.kind is Kind.MODULE or (callee.kind is Kind.INSTANCE)
-        if is_module and callee.qual in K.PARAMETERLESS_MODULES:
+        if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or (label is not None and label in self.frozen):
             return self.derive(call, operands, state, frame, consumer=label)
         if is_module or (callee.kind is Kind.UNKNOWN and label is not None and label in self.module_names):
             result = self.derive(call, operands, state, frame, source=True, consumer=label)
@@ -679,6 +683,24 @@ class Evaluator:
             return self.derive(call, operands, state, frame)
         return self.derive(call, operands, state, frame, consumer=dotted(call.func))
 
+    @staticmethod
+    def _literal_positional(call: cst.Call, default: bool) -> bool | None:
+        """The literal True/False first argument of a call (its default when there is none)."""
+        if not call.args:
+            return default
+        value = call.args[0].value
+        if isinstance(value, cst.Name) and value.value in ("True", "False"):
+            return value.value == "True"
+        return None
+
+    def freeze(self, value: Value, label: str | None) -> None:
+        """`requires_grad_(False)` on a module or on each of its parameters: calls of that module
+        build no graph of their own any more."""
+        if value.label and value.label.startswith("params:"):
+            self.frozen.add(value.label.removeprefix("params:"))
+        elif label is not None and (value.kind in (Kind.MODULE, Kind.INSTANCE) or label in self.module_names):
+            self.frozen.add(label)
+
     def _literal_kwarg(self, call: cst.Call, keyword: str) -> bool | None:
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == keyword:
@@ -740,6 +762,10 @@ class Evaluator:
         if method in K.INPLACE_CUT_METHODS:
             self.eval_args(call, state, frame)
             if method == "requires_grad_":
+                wanted = self._literal_positional(call, default=True)
+                if wanted is False:
+                    self.freeze(receiver, label)
+                    return receiver
                 updated = replace(receiver, grad=True)
             else:
                 updated = cut(receiver)
@@ -804,6 +830,8 @@ class Evaluator:
             state.replace_everywhere(receiver, updated)
             return updated
         if receiver.kind is Kind.MODULE or (label is not None and label in self.module_names):
+            if method in ("parameters", "named_parameters"):
+                return Value(Kind.LIST, grad=True, label=f"params:{label}")
             if method in K.MODULE_EVIDENCE_METHODS or method in ("named_buffers",):
                 return UNKNOWN
             result = self.derive(call, operands[1:], state, frame, source=True, consumer=dotted(func))

@@ -401,6 +401,8 @@ class Interpreter(Evaluator):
         """The value of one element when iterating over `iterable`."""
         if iterable.kind is Kind.DATA:
             return DATA
+        if iterable.label is not None and iterable.label.startswith("params:"):
+            return Value(Kind.TENSOR, grad=True, label=iterable.label)
         if iterable.elems is not None and iterable.elems:
             result: Value | None = None
             for element in iterable.elems:
