@@ -734,6 +734,17 @@ class Evaluator:
             if method in ("parameters", "named_parameters", "buffers"):
                 self.eval_args(call, state, frame)
                 return Value(Kind.LIST, grad=method != "buffers")
+            if method in ("register_buffer", "register_parameter") and call.args:
+                args, _ = self.eval_args(call, state, frame)
+                name_node = call.args[0].value
+                if isinstance(name_node, cst.SimpleString) and len(args) > 1:
+                    stored = cut(args[1][1]) if method == "register_buffer" else Value(Kind.TENSOR, grad=True)
+                    key = (receiver.ref.key, name_node.evaluated_value)
+                    state.heap[key] = stored
+                    statement = self.statement(frame)
+                    if statement is not None:
+                        state.hdefs[key] = frozenset({statement})
+                return NONE
             if method == "manual_backward":
                 args, kwargs = self.eval_args(call, state, frame)
                 self.backward(call, "backward", args[:1], kwargs, state, frame, positional_retain=None)
