@@ -280,7 +280,7 @@ def parse_table(table: Mapping[str, Any], path: Path, header: str, known: Iterab
             raise ConfigError(
                 f"{path}: {header} unknown key '{key}' (expected one of: {', '.join(_KEYS)}){hint}"
             )
-    values: dict[str, Any] = {"root": path.parent.resolve(), "config_path": path}
+    values: dict[str, Any] = {"root": Path(os.path.abspath(path.parent)), "config_path": path}
     for key in _CODE_KEYS:
         if key in table:
             where = f"{path}: {header} {key}"
@@ -355,7 +355,7 @@ class Resolver:
         config: Path | None = None,
         known: tuple[str, ...] | None = None,
     ) -> None:
-        self.cwd = cwd.resolve()
+        self.cwd = Path(os.path.abspath(cwd))
         self.cli = cli or CliOverrides()
         self._known = known
         self._by_dir: dict[str, Settings] = {}
@@ -367,7 +367,7 @@ class Resolver:
                 f"got {self.cli.output_format!r}"
             )
         if config is not None:
-            config = (self.cwd / config).resolve()
+            config = Path(os.path.abspath(self.cwd / config))
             if not config.is_file():
                 raise ConfigError(f"--config {config}: no such file")
             settings = read_config(config, self.known) or Settings(root=config.parent, config_path=config)

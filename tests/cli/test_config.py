@@ -110,7 +110,7 @@ def test_nearest_config_walking_up_applies(tmp_path: Path) -> None:
     resolver = Resolver(tmp_path, known=KNOWN)
     assert resolver.for_path(sub / "a.py").config_path == tmp_path / "pkg" / "gradguard.toml"
     assert resolver.for_path(tmp_path / "b.py").config_path == tmp_path / "pyproject.toml"
-    assert resolver.for_path(sub / "a.py").root == (tmp_path / "pkg").resolve()
+    assert resolver.for_path(sub / "a.py").root == tmp_path / "pkg"
 
 
 # End to end through the CLI (the rule catalogue supplies the known codes).
@@ -208,3 +208,18 @@ def test_config_option_replaces_discovery(project: Project) -> None:
     project.write("ci/strict.toml", "select = ['GG']\n")
     assert project.codes_by_file() == {}
     assert project.codes_by_file("--config", "ci/strict.toml") == {"train.py": [("GG001", GG001_ROW)]}
+
+
+def test_patterns_apply_when_the_project_is_reached_through_a_symlink(project: Project) -> None:
+    project.write(
+        "pyproject.toml",
+        "[tool.gradguard]\nextend-exclude = ['/generated/']\n[tool.gradguard.per-file-ignores]\n'tests/' = ['GG001']\n",
+    )
+    project.write("tests/test_train.py", GG001_SOURCE)
+    project.write("generated/train.py", GG001_SOURCE)
+    project.write("train.py", GG001_SOURCE)
+    link = project.root.parent / "link"
+    link.symlink_to(project.root)
+    result = project.lint("link", cwd=project.root.parent)
+    assert result.exit_code == 1, result.output
+    assert [line.split(":")[0] for line in result.stdout.splitlines() if "GG001" in line] == ["link/train.py"]
