@@ -213,7 +213,8 @@ def test_config_option_replaces_discovery(project: Project) -> None:
 def test_patterns_apply_when_the_project_is_reached_through_a_symlink(project: Project) -> None:
     project.write(
         "pyproject.toml",
-        "[tool.gradguard]\nextend-exclude = ['/generated/']\n[tool.gradguard.per-file-ignores]\n'tests/' = ['GG001']\n",
+        "[tool.gradguard]\nextend-exclude = ['/generated/']\n"
+        "[tool.gradguard.per-file-ignores]\n'tests/' = ['GG001']\n",
     )
     project.write("tests/test_train.py", GG001_SOURCE)
     project.write("generated/train.py", GG001_SOURCE)
