@@ -8,6 +8,7 @@ under several names is kept once, the other names becoming aliases.
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -62,6 +63,22 @@ class Candidate:
 
 
 TensorTest = Callable[[Any], bool]
+
+
+def frame_locals(frame: FrameType) -> list[tuple[str, Any]]:
+    """A frame's local variables, without leaving references behind.
+
+    Before Python 3.13, reading `frame.f_locals` of a running function copies its locals into a dict
+    cached on the frame, which then keeps every local value alive (a deleted activation, a loss) until
+    the function returns. The cache is emptied again after copying; the next `locals()` call or tracer
+    refills it from the real locals. Module and class frames are left alone: there `f_locals` is the
+    namespace itself.
+    """
+    namespace = frame.f_locals
+    items = list(namespace.items())
+    if type(namespace) is dict and frame.f_code.co_flags & inspect.CO_OPTIMIZED:
+        namespace.clear()
+    return items
 
 
 def _tensor_items(value: Any, is_tensor: TensorTest) -> Iterator[tuple[str, Any, str]]:
@@ -119,7 +136,7 @@ class Scanner:
     def scan_frames(self, frames: Iterable[FrameType]) -> None:
         """Stage 1: locals of each frame and their shallow containers; objects are kept for later."""
         for depth, frame in enumerate(frames):
-            for name, value in list(frame.f_locals.items()):
+            for name, value in frame_locals(frame):
                 if name.startswith("__") and name.endswith("__"):
                     continue
                 self._scan_value(name, value, depth, frame)

@@ -15,7 +15,7 @@ from gradguard.runtime import source as src
 from gradguard.runtime.carrier import Candidate
 from gradguard.runtime.deep import SITE_KEY
 from gradguard.runtime.diagnosis import CallSite, Carrier
-from gradguard.runtime.inspect import Budget
+from gradguard.runtime.graph import Budget
 from gradguard.runtime.records import CallRecord, CodeClassifier
 
 MAX_FRAMES = 8

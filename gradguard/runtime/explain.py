@@ -27,7 +27,7 @@ from gradguard.runtime.causes import Ranked
 from gradguard.runtime.context import Context, Failure
 from gradguard.runtime.diagnosis import Diagnosis, ErrorKind, choose_fix, explanation_for, rule_for
 from gradguard.runtime.inplace import explain_inplace
-from gradguard.runtime.inspect import (
+from gradguard.runtime.graph import (
     INF,
     GraphView,
     children_of,

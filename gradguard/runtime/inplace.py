@@ -16,7 +16,7 @@ from gradguard.runtime import source as src
 from gradguard.runtime.carrier import Candidate, Scanner
 from gradguard.runtime.context import Context
 from gradguard.runtime.diagnosis import Carrier, Cause, Diagnosis, ErrorKind, choose_fix, explanation_for
-from gradguard.runtime.inspect import SavedProbe, find_modified_save, grad_fn_of, node_name
+from gradguard.runtime.graph import SavedProbe, find_modified_save, grad_fn_of, node_name
 
 
 _INPLACE = re.compile(
