@@ -1020,7 +1020,8 @@ class Evaluator:
         if info not in self.call_reads:
             self.call_reads[info] = tuple(self.reads_behind(value.top))
         for node in value.nodes:
-            if node not in state.freed:
+            known = state.freed.get(node)
+            if known is None or known.weak:
                 state.freed[node] = Freed(info)
 
     def grad(self, call: cst.Call, args: Args, kwargs: dict[str, Value], state: State, frame: Frame) -> Value:

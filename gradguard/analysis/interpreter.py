@@ -213,7 +213,7 @@ class Interpreter(Evaluator):
                 if later is None:
                     later = back
                 else:
-                    merged = State.join_all([later, back], latest_old=True)
+                    merged = State.join_all([later, back])
                     assert merged is not None
                     if merged.same_as(later):
                         break

@@ -49,11 +49,12 @@ class State:
         return other
 
     @staticmethod
-    def join_all(states: list[State], latest_old: bool = False) -> State | None:
+    def join_all(states: list[State]) -> State | None:
         """The state where all `states` meet; None when every one of them is unreachable.
 
-        With `latest_old`, the last state decides whether an old-generation node is freed: when
-        a loop's passes are merged, "old" means "the previous iteration" only in the latest pass.
+        A node counts as freed where the paths meet only as far as the paths that still hold it
+        agree: freed on all of them (strong), on some (weak: freed on one path, alive on another),
+        or held by none (forgotten).
         """
         live = [s for s in states if not s.dead]
         if not live:
@@ -62,12 +63,30 @@ class State:
         result = live[0].copy()
         for other in live[1:]:
             result._absorb(other)
-        if latest_old and len(live) > 1:
-            last = live[-1]
-            for node in [n for n in result.freed if generation_of(n) and n not in last.freed]:
-                why = result.freed[node]
-                result.freed[node] = Freed(why.call, why.stepped, True)
+        if len(live) > 1 and result.freed:
+            held = [state.held_nodes() for state in live]
+            for node, why in list(result.freed.items()):
+                holding = [state for state, nodes in zip(live, held) if node in nodes]
+                if not holding:
+                    del result.freed[node]
+                    continue
+                # Weak when a path holding it never freed it; a path where it is only maybe freed
+                # does not outweigh one where it certainly is.
+                weak = any(node not in state.freed for state in holding) or all(
+                    state.freed[node].weak for state in holding)
+                if weak != why.weak:
+                    result.freed[node] = Freed(why.call, why.stepped, weak)
         return result
+
+    def held_nodes(self) -> set[int]:
+        """Every node some variable or attribute of this state holds a value behind."""
+        nodes: set[int] = set()
+        for frame in self.frames:
+            for value in frame.values():
+                nodes.update(value.nodes)
+        for value in self.heap.values():
+            nodes.update(value.nodes)
+        return nodes
 
     def _absorb(self, other: State) -> None:
         for mine, theirs in zip(self.frames, other.frames):
