@@ -367,6 +367,9 @@ class Evaluator:
                     index = -int(literal.expression.value)
         if base.elems is not None and index is not None and -len(base.elems) <= index < len(base.elems):
             return base.elems[index]
+        member = self.member_of(base) if base.kind in (Kind.MODULE, Kind.LIST) else None
+        if member is not None:
+            return member if index is not None else replace(base, label=None)
         if base.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT):
             return self.element_of(base)
         if base.kind is Kind.DATA:
@@ -396,7 +399,8 @@ class Evaluator:
         # Effects of calls inside the comprehension (backward calls, attribute writes) are kept.
         self._adopt_effects(state, scratch)
         kind = Kind.DICT if isinstance(expr, cst.DictComp) else Kind.LIST
-        return Value(kind, element.nodes, element.top, element.grad)
+        member = element if element.kind is Kind.INSTANCE else None
+        return Value(kind, element.nodes, element.top, element.grad, ref=member)
 
     @staticmethod
     def _adopt_effects(state: State, scratch: State) -> None:
@@ -669,6 +673,11 @@ class Evaluator:
             if "lr_scheduler" in name:
                 return UNKNOWN
             return Value(Kind.OPTIMIZER, ref=owner, qual=name)
+        if name in K.MODULE_CONTAINERS:
+            members = [self.member_of(v) for _, v in args]
+            instances = [m for m in members if m is not None]
+            member = instances[0] if instances and len(instances) == len(members) else None
+            return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member)
         if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
             return Value(Kind.MODULE, qual=name, label=dotted(call.func))
         if name.startswith(K.DISTRIBUTION_PREFIX) and name.rsplit(".", 1)[-1][:1].isupper():
@@ -682,6 +691,15 @@ class Evaluator:
             flat = [(e, v) if v.kind not in (Kind.LIST, Kind.TUPLE) else (e, v) for e, v in flat]
             return self.derive(call, operands, state, frame)
         return self.derive(call, operands, state, frame, consumer=dotted(call.func))
+
+    @staticmethod
+    def member_of(value: Value) -> Value | None:
+        """The module of this file that a value is, or that a list of modules holds."""
+        if value.kind is Kind.INSTANCE:
+            return value
+        if isinstance(value.ref, Value) and value.ref.kind is Kind.INSTANCE:
+            return value.ref
+        return None
 
     @staticmethod
     def _literal_positional(call: cst.Call, default: bool) -> bool | None:

@@ -403,6 +403,8 @@ class Interpreter(Evaluator):
             return DATA
         if iterable.label is not None and iterable.label.startswith("params:"):
             return Value(Kind.TENSOR, grad=True, label=iterable.label)
+        if isinstance(iterable.ref, Value) and iterable.ref.kind is Kind.INSTANCE:
+            return iterable.ref
         if iterable.elems is not None and iterable.elems:
             result: Value | None = None
             for element in iterable.elems:

@@ -107,3 +107,6 @@ MODULE_METHODS = MODULE_EVIDENCE_METHODS | frozenset(
      "register_forward_pre_hook", "register_backward_hook", "log", "log_dict", "save_hyperparameters",
      "manual_backward", "optimizers", "lr_schedulers", "print", "configure_optimizers"}
 )
+
+# Containers of modules: iterating or indexing them gives the modules back.
+MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential"})
