@@ -92,7 +92,7 @@ def _conflict(program: Program, met: Met) -> Conflict:
     old_generation = all(generation_of(n) for n in (read.top & stale if read is not None else stale))
 
     if read is not None:
-        first_reads = tuple(outermost(r) for r in program.call_reads.get(freed_by, ())
+        first_reads = tuple(r for r in program.call_reads.get(freed_by, ())
                             if outermost(r).holder.key == read.holder.key)
         updates = [_self_update(d, read.holder.text) for d in read.defs]
         self_update = any(u for u, _ in updates)
@@ -121,7 +121,7 @@ def _conflict(program: Program, met: Met) -> Conflict:
             cause = Cause.MEMOIZED
         else:
             cause = Cause.LOOP_CARRIED
-    elif carrier is not None and any(r.consumer in why.stepped for r in carrier.first_reads if r.consumer):
+    elif carrier is not None and stepped_reads(carrier.first_reads, why.stepped):
         cause = Cause.GAN_REUSE
     else:
         cause = Cause.SHARED_FORWARD
@@ -131,7 +131,7 @@ def _conflict(program: Program, met: Met) -> Conflict:
         cause = Cause.FRAMEWORK
     if read is not None:
         entry = _entry_statement(read, loop)
-    consumer_stepped = bool(carrier and any(r.consumer in why.stepped for r in carrier.first_reads if r.consumer))
+    consumer_stepped = bool(carrier and stepped_reads(carrier.first_reads, why.stepped))
     root_defs = _root_definitions(program, failing)
     return Conflict(failing, freed_by, cause, carrier, why.stepped, loop, entry, root_defs,
                     _function_of(read) if read is not None else None, consumer_stepped)
@@ -142,6 +142,21 @@ def _best_read(boundary: list[Read]) -> Read | None:
     if not boundary:
         return None
     return outermost(boundary[0])
+
+
+def stepped_reads(reads: tuple[Read, ...], stepped: frozenset[str]) -> list[Read]:
+    """The reads (following each out to its callers) that fed a module an optimizer then stepped:
+    in a GAN, where the fake batch went into the discriminator."""
+    found: list[Read] = []
+    for read in reads:
+        current: Read | None = read
+        while current is not None:
+            if current.consumer is not None and current.consumer in stepped:
+                if current not in found:
+                    found.append(current)
+                break
+            current = current.outer
+    return found
 
 
 def outermost(read: Read) -> Read:

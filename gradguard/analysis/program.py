@@ -95,6 +95,9 @@ class Program(Interpreter):
             state = State()
         globals_after = state.copy()
         globals_after.dead = False
+        # Functions analysed on their own start from what the module built, not from what its
+        # own run of them freed: that would be an order of calls nobody wrote.
+        globals_after.freed = {}
         for info in self.top_functions:
             self._entry(info, globals_after, None)
         for cls in self.classes.values():

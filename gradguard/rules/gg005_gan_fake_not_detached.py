@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gradguard import codemods
+from gradguard.analysis.detect import stepped_reads
 from gradguard.analysis.facts import Cause, FileFacts
 from gradguard.model import Diagnostic
 from gradguard.rules import Rule, carrier_name, conflict_related, freed_row
@@ -20,7 +21,7 @@ class GanFakeNotDetached(Rule):
             if conflict.cause is not Cause.GAN_REUSE or conflict.carrier is None:
                 continue
             stepped = conflict.stepped
-            reads = [r for r in conflict.carrier.first_reads if r.consumer in stepped]
+            reads = stepped_reads(conflict.carrier.first_reads, stepped)
             edits = []
             seen: set[int] = set()
             for read in reads:
