@@ -213,7 +213,7 @@ def _root_definitions(program: Program, failing: CallInfo) -> tuple[cst.CSTNode,
 def _needless_retains(program: Program) -> list[NeedlessRetain]:
     results = []
     seen: set[int] = set()
-    for call, nodes in program.retains.items():
+    for call, (nodes, _) in program.retains.items():
         if call in program.retains_needed or id(call.node) in seen or call.kind != "backward":
             continue
         if nodes & program.escaped or not nodes:

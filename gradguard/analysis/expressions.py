@@ -34,6 +34,8 @@ from gradguard.analysis.values import (
     node_id,
     old,
     rename,
+    stamps_of,
+    translate,
 )
 
 
@@ -78,7 +80,7 @@ class Evaluator:
         self.call_reads: dict[CallInfo, tuple[Read, ...]] = {}
         self.call_roots: dict[CallInfo, frozenset[int]] = {}
         self.call_infos: dict[tuple[int, tuple[int, ...]], CallInfo] = {}
-        self.retains: dict[CallInfo, frozenset[int]] = {}
+        self.retains: dict[CallInfo, tuple[frozenset[int], dict[int, int]]] = {}
         self.retains_needed: set[CallInfo] = set()
         self.escaped: set[int] = set()
         self.accumulations: dict[cst.CSTNode, tuple[Holder, cst.CSTNode, cst.CSTNode, bool, cst.CSTNode, frozenset[int]]] = {}
@@ -958,8 +960,8 @@ class Evaluator:
             while current is not None:
                 self.backward_holders.add(current.holder.key)
                 current = current.outer
-        for retained_call, nodes in self.retains.items():
-            if retained_call is not info and nodes & value.nodes:
+        for retained_call, (nodes, stamps) in self.retains.items():
+            if retained_call is not info and translate(nodes, stamps, state.epochs) & value.nodes:
                 self.retains_needed.add(retained_call)
         stale = frozenset(n for n in value.nodes if n in state.freed)
         self.call_roots.setdefault(info, value.top)
@@ -1031,8 +1033,9 @@ class Evaluator:
     def release(self, info: CallInfo, value: Value, keeps: bool, state: State) -> None:
         """Free the nodes a non-retaining pass traversed."""
         if keeps:
-            previous = self.retains.get(info, frozenset())
-            self.retains[info] = previous | value.nodes
+            previous, _ = self.retains.get(info, (frozenset(), {}))
+            if not previous:
+                self.retains[info] = (value.nodes, stamps_of(value.nodes, state.epochs))
             return
         self.call_roots[info] = self.call_roots.get(info, frozenset()) | value.top
         if info not in self.call_reads:

@@ -227,11 +227,22 @@ class Origin:
 
     def now(self, nodes: frozenset[int], epochs: dict[int, int]) -> frozenset[int]:
         """`nodes` as recorded here, renamed to the generations they have in a state with `epochs`."""
-        result = set()
-        for node in nodes:
-            site, generation = divmod(node, GENERATIONS)
-            then = self.stamps.get(site)
-            if then is not None:
-                generation = min(generation + max(epochs.get(site, then) - then, 0), GENERATIONS - 1)
-            result.add(site * GENERATIONS + generation)
-        return frozenset(result)
+        return translate(nodes, self.stamps, epochs)
+
+
+def stamps_of(nodes: frozenset[int], epochs: dict[int, int]) -> dict[int, int]:
+    """How many times the sites of `nodes` had been evaluated: what `translate` needs later."""
+    return {node // GENERATIONS: epochs.get(node // GENERATIONS, 0) for node in nodes}
+
+
+def translate(nodes: frozenset[int], stamps: dict[int, int], epochs: dict[int, int]) -> frozenset[int]:
+    """Node ids recorded when the sites had been evaluated `stamps` times, renamed to the
+    generations they have in a state where they have been evaluated `epochs` times."""
+    result = set()
+    for node in nodes:
+        site, generation = divmod(node, GENERATIONS)
+        then = stamps.get(site)
+        if then is not None:
+            generation = min(generation + max(epochs.get(site, then) - then, 0), GENERATIONS - 1)
+        result.add(site * GENERATIONS + generation)
+    return frozenset(result)
