@@ -99,7 +99,7 @@ def _conflict(program: Program, met: Met) -> Conflict:
         additive = any(a for _, a in updates)
         carrier = Carrier(read.holder, tuple(read.defs), tuple(boundary), first_reads,
                           is_tuple=_is_tuple(program, read), is_container=_is_container(program, read),
-                          maybe_none=read.maybe_none,
+                          maybe_none=read.maybe_none or read.holder.key in program.none_assigned,
                           self_update=self_update, augmented=additive)
     elif failing.root_node is not None:
         holder = _root_holder(failing)

@@ -89,6 +89,7 @@ class Evaluator:
         self.appended_holders: set[tuple[str, ...]] = set()
         self.reset_holders: set[tuple[str, ...]] = set()
         self.frozen: set[str] = set()
+        self.none_assigned: set[tuple[str, ...]] = set()
         self.framework_calls: list[CallInfo] = []
         self.root_defs: dict[CallInfo, frozenset[cst.CSTNode]] = {}
 
@@ -230,6 +231,10 @@ class Evaluator:
         """Bind `value` to an assignment target (names, attributes, subscripts, tuples)."""
         if isinstance(target, (cst.Name, cst.Attribute)):
             self.note_reset(target, value, state, frame)
+            if value.kind is Kind.NONE:
+                holder = self.holder_of(target, state, frame)
+                if holder is not None:
+                    self.none_assigned.add(holder.key)
         if isinstance(target, cst.Name):
             self.store_name(target.value, value, state, frame, statement)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -282,7 +287,13 @@ class Evaluator:
             return value if value is not None else UNKNOWN
         if isinstance(expr, cst.Attribute):
             owner = self.eval(expr.value, state, frame)
-            return self.attribute_value(owner, expr, state, frame)
+            result = self.attribute_value(owner, expr, state, frame)
+            if result.nodes and owner.nodes and result.kind is not Kind.INSTANCE and owner.kind is not Kind.INSTANCE:
+                # A view of a tensor (`x.T`, `out.logits`): reads of it are reads of `x`.
+                via = tuple(self.reads_of([(expr.value, owner)], state, frame, None))
+                if via:
+                    result = replace(result, via=via)
+            return result
         if isinstance(expr, cst.Call):
             return self.eval_call(expr, state, frame)
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,

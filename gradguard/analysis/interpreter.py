@@ -136,13 +136,31 @@ class Interpreter(Evaluator):
     def exec_if(self, statement: cst.If, state: State, frame: Frame) -> None:
         self.eval(statement.test, state, frame)
         branch = state.copy()
-        self.exec_block(statement.body, branch, frame, statement)
         other = state.copy()
+        self.refine_none(statement.test, branch, other, frame)
+        self.exec_block(statement.body, branch, frame, statement)
         if isinstance(statement.orelse, cst.If):
             self.exec_statement(statement.orelse, other, frame)
         elif isinstance(statement.orelse, cst.Else):
             self.exec_block(statement.orelse.body, other, frame, statement.orelse)
         self.merge_into(state, [branch, other])
+
+    def refine_none(self, test: cst.BaseExpression, then: State, otherwise: State, frame: Frame) -> None:
+        """`if x is None:` / `if x is not None:`: in the branch where `x` is None, it holds no graph."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            return
+        comparison = test.comparisons[0]
+        if not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
+            return
+        if isinstance(comparison.operator, cst.Is):
+            none_state = then
+        elif isinstance(comparison.operator, cst.IsNot):
+            none_state = otherwise
+        else:
+            return
+        holder = self.holder_of(test.left, none_state, frame)
+        if holder is not None:
+            self.rebind(holder, NONE, none_state, frame)
 
     def exec_match(self, statement: cst.Match, state: State, frame: Frame) -> None:
         self.eval(statement.subject, state, frame)
