@@ -29,25 +29,7 @@ SECTIONS = (
 )
 
 # (code, check) -> what the analyzer gets wrong. `check`: "bad", "good", "carrier", "fix" or "fixed".
-KNOWN_ANALYZER_PROBLEMS: dict[tuple[str, str], str] = {
-    ("GG003", "fix"): (
-        "analyzer: `hidden = None` before the loop is not seen as maybe-None, so the fix inserts "
-        "`hidden = tuple(h.detach() for h in hidden)` without the `if hidden is not None:` guard "
-        "and the fixed program raises TypeError on the first iteration"
-    ),
-    ("GG003", "fixed"): (
-        "analyzer: the detach under `if hidden is not None:` is not seen as cutting the graph "
-        "(no refinement on the None test), so the correctly fixed example is flagged GG003 again"
-    ),
-    ("GG006", "carrier"): (
-        "analyzer: `centers.T` is not recorded as a read of `centers`, so the GG006 message says "
-        "`loss` was computed once, instead of naming `centers`"
-    ),
-    ("GG006", "fix"): (
-        "analyzer: `centers.T` is not recorded as a read of `centers`; the finding names `loss` as "
-        "the carrier and offers no fix (with `centers.t()` it names `centers`)"
-    ),
-}
+KNOWN_ANALYZER_PROBLEMS: dict[tuple[str, str], str] = {}
 
 
 def documents() -> list[RuleDoc]:
