@@ -79,18 +79,19 @@ def _locate(target: str, module: bool) -> tuple[str | None, int]:
     return None, 0
 
 
-def run_program(target: str, args: list[str], *, module: bool, report: str | None) -> int:
+def run_program(target: str, args: list[str], *, module: bool, report: str | None, deep: bool = False) -> int:
     """Run `target` (a script path, or a module name with `module=True`) under the monitor.
 
     Returns the program's exit code: 0 on success, the `SystemExit` code, 1 for an uncaught
     exception (after printing it), 130 for KeyboardInterrupt, 2 when the script cannot be opened.
+    `deep=True` turns on deep mode (creation sites and held roots) for the run.
     """
     problem, code = _locate(target, module)
     if problem is not None:
         print(problem, file=sys.stderr)
         return code
     try:
-        state = _monitor._acquire(explicit=False, deep=False)
+        state = _monitor._acquire(explicit=False, deep=deep)
     except _monitor.MonitorUnavailable as exc:
         print(f"{exc}; running without the monitor", file=sys.stderr)
         state = None
@@ -135,6 +136,6 @@ def run_program(target: str, args: list[str], *, module: bool, report: str | Non
         if saved_path0 is not None and sys.path:
             sys.path[0] = saved_path0
         if state is not None:
-            _monitor._release(state, explicit=False)
+            _monitor._release(state, explicit=False, deep=deep)
         sys.stdout.flush()
         sys.stderr.flush()

@@ -1,0 +1,140 @@
+"""Every fixture of the project under `gradguard run --report` (the runner's own code path).
+
+All fixtures run in ONE interpreter (`fixture_support.run_source_many`): each job calls
+`gradguard.runtime.runner.run_program(path, [], module=False, report=...)`, exactly what
+`gradguard run --report` does, then the report is read back. Notebooks run as their joined code
+cells, written to a script; rows are mapped back to (cell, line in cell).
+
+Buggy fixtures: the report's failing line, freed-by line, carrier and fix kind must match the
+fixture's header and markers. Clean and fixed fixtures: exit code 0, a `null` report, and no output
+from gradguard. A handful also run through a real `python -m gradguard.runtime.runner`-free
+subprocess in test_runner.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import fixture_support as fs  # noqa: E402
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The carrier of these fixtures is a local of a function that has returned before the failing call;
+# only deep mode (creation sites of module outputs) can name it. Default mode names the nearest live
+# tensor instead; both runs are checked.
+DEEP_ONLY_CARRIER = {"gg002_auxiliary_loss_backbone.py": "aux_logits"}
+
+# In these fixtures the framework (Lightning) makes the failing backward call after the user's step has
+# returned: the failing call is reported at the user's line that entered the framework (`trainer.fit`),
+# and the `# [GG008]` marker sits on the user's own backward, which is the freed-by call.
+FRAMEWORK_CALLS = "trainer.fit("
+
+JOB = """
+import runpy, sys
+from gradguard.runtime.runner import run_program
+code = run_program({path!r}, [], module=False, report={report!r}, deep={deep!r})
+if code:
+    raise SystemExit(code)
+"""
+
+
+def _script_for(path: Path, folder: Path) -> tuple[Path, fs.NotebookScript | None]:
+    if path.suffix != ".ipynb":
+        return path, None
+    script = fs.notebook_script(path)
+    target = folder / f"{path.parent.name}_{path.stem}_ipynb.py"
+    target.write_text(script.source, encoding="utf-8")
+    return target, script
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, bool], tuple[Any, Any, fs.NotebookScript | None]]:
+    folder = tmp_path_factory.mktemp("runtime-fixtures")
+    jobs: dict[str, str] = {}
+    meta: dict[str, tuple[tuple[str, bool], Path, fs.NotebookScript | None]] = {}
+    everything = fs.buggy_fixtures() + fs.clean_fixtures() + fs.fixed_fixtures()
+    plan = [(p, False) for p in everything] + [(p, True) for p in fs.buggy_fixtures() if p.name in DEEP_ONLY_CARRIER]
+    for number, (path, deep) in enumerate(plan):
+        script, notebook = _script_for(path, folder)
+        report = folder / f"report-{number}.json"
+        name = f"job{number}_{path.parent.name}_{path.stem}.py"
+        jobs[name] = JOB.format(path=str(script), report=str(report), deep=deep)
+        meta[name] = ((f"{path.parent.name}/{path.name}", deep), report, notebook)
+    outcomes = fs.run_source_many(jobs, prelude=f"import sys\nsys.path.insert(0, {str(REPO)!r})\n")
+    results = {}
+    for name, outcome in outcomes.items():
+        key, report, notebook = meta[name]
+        data = json.loads(report.read_text(encoding="utf-8")) if report.exists() else "missing"
+        results[key] = (outcome, data, notebook)
+    return results
+
+
+def _row(line: int | None, notebook: fs.NotebookScript | None) -> fs.Row | None:
+    if line is None or notebook is None:
+        return line
+    return notebook.cell_row(line)
+
+
+def _buggy_ids() -> list[str]:
+    return [p.name for p in fs.buggy_fixtures()]
+
+
+@pytest.mark.parametrize("name", _buggy_ids())
+def test_buggy_fixture_report(runs: dict[Any, Any], name: str) -> None:
+    path = fs.FIXTURES / "buggy" / name
+    expected = fs.expectation(path)
+    outcome, report, notebook = runs[(f"buggy/{name}", False)]
+    if expected.error == "none":
+        assert outcome.ok, outcome.traceback
+        assert report is None
+        assert "gradguard" not in outcome.stderr + outcome.stdout
+        return
+    assert outcome.error_type == "SystemExit", outcome.stderr[-2000:]
+    assert report != "missing" and report is not None, outcome.stderr[-3000:]
+    assert report["error"] == expected.error
+    assert set(report) == {"error", "message", "failing_call", "freed_by", "node", "carrier", "fix", "rule", "explanation"}
+    failing_row = _row(report["failing_call"]["line"], notebook)
+    source = fs.fixture_source(path).splitlines()
+    if expected.codes == {"GG008"}:
+        assert FRAMEWORK_CALLS in source[report["failing_call"]["line"] - 1]
+    else:
+        assert failing_row in expected.marker_rows
+    if expected.freed_by:
+        assert report["freed_by"] is not None
+        assert _row(report["freed_by"]["line"], notebook) in expected.freed_by
+        assert report["freed_by"]["call_index"] < report["failing_call"]["call_index"]
+    carrier = DEEP_ONLY_CARRIER.get(name, expected.carrier)
+    assert report["carrier"] is not None and report["carrier"]["expression"] == carrier
+    assert report["fix"]["kind"] == expected.fix
+    assert report["rule"] in expected.codes
+    assert report["fix"]["suggestion"]
+    assert "gradguard: " in outcome.stderr
+
+
+@pytest.mark.parametrize("name", sorted(DEEP_ONLY_CARRIER))
+def test_deep_mode_names_carriers_of_returned_functions(runs: dict[Any, Any], name: str) -> None:
+    expected = fs.expectation(fs.FIXTURES / "buggy" / name)
+    _, report, _ = runs[(f"buggy/{name}", True)]
+    assert report["carrier"]["expression"] == expected.carrier
+    assert report["fix"]["kind"] == expected.fix
+
+
+def _clean_ids() -> list[str]:
+    return [f"clean/{p.name}" for p in fs.clean_fixtures()] + [f"fixed/{p.name}" for p in fs.fixed_fixtures()]
+
+
+@pytest.mark.parametrize("key", _clean_ids())
+def test_clean_and_fixed_fixtures_run_silently(runs: dict[Any, Any], key: str) -> None:
+    outcome, report, _ = runs[(key, False)]
+    assert outcome.ok, outcome.traceback or outcome.stderr[-2000:]
+    assert report is None
+    assert "gradguard" not in outcome.stderr + outcome.stdout
