@@ -45,15 +45,26 @@ def first_statement(body: cst.BaseSuite) -> cst.CSTNode | None:
     return None
 
 
-def remove_statement(facts: FileFacts, statement: cst.CSTNode) -> Edit:
-    """Delete a statement's lines; a block left empty gets `pass`."""
+def remove_statement(facts: FileFacts, statement: cst.CSTNode, comments: bool = False) -> Edit:
+    """Delete a statement's lines (and the comment lines just above it, when `comments`);
+    a block left empty gets `pass`."""
     span = facts.span(statement)
-    start = Location(span.start.row, 1)
+    above = sum(1 for line in getattr(statement, "leading_lines", ()) if line.comment is not None) \
+        if comments else 0
+    start = Location(span.start.row - _comment_rows(facts, span.start.row, above), 1)
     end = Location(span.end.row + 1, 1)
     parent = facts.parent(statement)
     if isinstance(parent, cst.IndentedBlock) and len(parent.body) == 1:
         return Edit(Span(start, end), f"{facts.indent_of(statement)}pass{facts.newline()}")
     return Edit(Span(start, end), "")
+
+
+def _comment_rows(facts: FileFacts, row: int, wanted: int) -> int:
+    """How many of the `wanted` lines just above `row` are comment lines."""
+    count = 0
+    while count < wanted and row - count - 2 >= 0 and facts.lines[row - count - 2].lstrip().startswith("#"):
+        count += 1
+    return count
 
 
 def replace_node(facts: FileFacts, node: cst.CSTNode, new: cst.CSTNode | str) -> Edit:
@@ -94,9 +105,92 @@ def drop_keyword(facts: FileFacts, call: cst.Call, keyword: str) -> Edit:
     return replace_node(facts, call, call.with_changes(args=args))
 
 
-def statement_text(facts: FileFacts, statement: cst.CSTNode) -> list[str]:
-    """A statement's source lines with its own indentation removed (to re-insert elsewhere)."""
-    bare = statement.with_changes(leading_lines=()) if hasattr(statement, "leading_lines") else statement
+def statement_text(facts: FileFacts, statement: cst.CSTNode, comments: bool = False) -> list[str]:
+    """A statement's source lines with its own indentation removed (to re-insert elsewhere),
+    with the comment lines just above it when `comments` (a statement that moves takes them)."""
+    leading = getattr(statement, "leading_lines", ())
+    kept = [line for line in leading if line.comment is not None] if comments else []
+    bare = statement.with_changes(leading_lines=kept) if hasattr(statement, "leading_lines") else statement
     lines = facts.code(bare).strip("\r\n").splitlines()
     indent = facts.indent_of(statement)
     return [line[len(indent):] if line.startswith(indent) else line.lstrip() for line in lines]
+
+
+def assigned_names(statement: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            targets = []
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets = [small.target]
+            for target in targets:
+                names.update(_names_in(target))
+    return names
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    """Every plain name mentioned in `node` (`self.x` counts as `self.x` too)."""
+    found: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            from gradguard.analysis.names import dotted
+
+            text = dotted(attribute)
+            if text is not None:
+                found.add(text)
+
+    node.visit(Collector())
+    return found
+
+
+def reads_name(statement: cst.CSTNode, name: str) -> bool:
+    """Whether a statement mentions `name` outside what it assigns."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            value = getattr(small, "value", None)
+            if isinstance(value, cst.CSTNode) and name in _names_in(value):
+                return True
+            if isinstance(small, cst.Expr) and name in _names_in(small):
+                return True
+        return False
+    return name in _names_in(statement)
+
+
+def definition_chain(facts: FileFacts, statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """A simple assignment with the assignments of the same block just before it whose names it
+    needs (`logits = model(x)` before `loss = criterion(logits, y)`): what computing it again takes."""
+    block = facts.parent(statement)
+    if not isinstance(block, cst.IndentedBlock) and not isinstance(block, cst.Module):
+        return [statement]
+    body = list(block.body)
+    if statement not in body:
+        return [statement]
+    chain = [statement]
+    needed = _names_in(statement) - assigned_names(statement)
+    for earlier in reversed(body[: body.index(statement)]):
+        if not isinstance(earlier, cst.SimpleStatementLine):
+            break
+        assigned = assigned_names(earlier)
+        if not assigned or not assigned & needed:
+            continue
+        if not all(isinstance(s, (cst.Assign, cst.AnnAssign)) for s in earlier.body):
+            break
+        chain.insert(0, earlier)
+        needed |= _names_in(earlier) - assigned
+    return chain
+
+
+def used_between(facts: FileFacts, first: cst.CSTNode, last: cst.CSTNode, name: str) -> bool:
+    """Whether a statement of the block between `first` and `last` mentions `name`."""
+    block = facts.parent(first)
+    if block is None or facts.parent(last) is not block:
+        return True
+    body = list(block.body)  # type: ignore[attr-defined]
+    start, end = body.index(first), body.index(last)
+    return any(reads_name(s, name) for s in body[start + 1 : end])

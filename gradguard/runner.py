@@ -138,9 +138,9 @@ def lint_files(
                 markers=None,
             )
         )
+    # The first report comes with the first analysed file: by then the pool's processes are forked, so a
+    # progress display's thread never exists at fork time.
     done = total - len(jobs)
-    if progress is not None:
-        progress(done, total)
 
     def finished(job: Job, outcome: FixOutcome) -> None:
         nonlocal done

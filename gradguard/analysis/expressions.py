@@ -206,10 +206,13 @@ class Evaluator:
             name = holder.key[0]
             if name in frame.global_names:
                 return state.defs[0].get(name, frozenset())
-            for defs in (state.defs[-1], state.defs[0]):
-                if name in defs:
-                    return defs[name]
-            return frozenset()
+            if name in state.frames[-1]:
+                return state.defs[-1].get(name, frozenset())
+            if frame.function is not None and frame.function.nested:
+                for position in range(len(state.frames) - 2, 0, -1):
+                    if name in state.frames[position]:
+                        return state.defs[position].get(name, frozenset())
+            return state.defs[0].get(name, frozenset())
         return state.hdefs.get(holder.key, frozenset())  # type: ignore[arg-type]
 
     def qualified(self, expr: cst.BaseExpression, state: State, frame: Frame) -> str | None:
@@ -239,6 +242,12 @@ class Evaluator:
             self.store_name(target.value, value, state, frame, statement)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e for e in target.elements]
+            if isinstance(source, (cst.Name, cst.Attribute)) and value.nodes and not value.via:
+                # `cos, sin = self.cache`: the parts still come from `self.cache`.
+                value = replace(value, via=tuple(self.reads_of([(source, value)], state, frame, None)))
+                if value.elems is not None:
+                    value = replace(value, elems=tuple(replace(e, via=value.via) if e.nodes else e
+                                                       for e in value.elems))
             for index, element in enumerate(elements):
                 inner = element.value
                 if isinstance(element, cst.StarredElement):
@@ -761,7 +770,11 @@ class Evaluator:
             info = self.method_of(receiver.ref, method)
             if info is not None:
                 args, kwargs = self.eval_args(call, state, frame)
-                return self.call_function(info, args, kwargs, state, frame, receiver, call)
+                result = self.call_function(info, args, kwargs, state, frame, receiver, call)
+                if "step" in method and receiver.ref.is_optimizer:
+                    # An optimizer of this file (SAM's first_step/second_step) updates weights.
+                    self.optimizer_step(receiver, label, state)
+                return result
             if method in ("parameters", "named_parameters", "buffers"):
                 self.eval_args(call, state, frame)
                 return Value(Kind.LIST, grad=method != "buffers")
@@ -798,6 +811,9 @@ class Evaluator:
             else:
                 self.backward(call, "backward", args[:1], kwargs, state, frame, positional_retain=None)
             return NONE
+        if method in K.FRESH_METHODS:
+            self.eval_args(call, state, frame)
+            return FRESH
         if method in K.CUT_METHODS:
             self.eval_args(call, state, frame)
             return cut(receiver) if receiver.kind is not Kind.DATA else DATA

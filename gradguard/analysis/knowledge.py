@@ -110,3 +110,6 @@ MODULE_METHODS = MODULE_EVIDENCE_METHODS | frozenset(
 
 # Containers of modules: iterating or indexing them gives the modules back.
 MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential"})
+
+# Tensor methods that make a fresh tensor (no graph) shaped or typed like the receiver.
+FRESH_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "zero_like"})

@@ -81,8 +81,10 @@ class Program(Interpreter):
                           or any(by_name[b].is_module for b in info.bases if b in by_name))
                 lightning = any(b in K.LIGHTNING_MODULES for b in info.bases) or any(
                     by_name[b].is_lightning for b in info.bases if b in by_name)
-                if module != info.is_module or lightning != info.is_lightning:
-                    info.is_module, info.is_lightning = module, lightning
+                optimizer = any(b.startswith("torch.optim.") for b in info.bases) or any(
+                    by_name[b].is_optimizer for b in info.bases if b in by_name)
+                if (module, lightning, optimizer) != (info.is_module, info.is_lightning, info.is_optimizer):
+                    info.is_module, info.is_lightning, info.is_optimizer = module, lightning, optimizer
                     changed = True
 
     def run(self) -> None:

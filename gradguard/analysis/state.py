@@ -252,6 +252,7 @@ class ClassInfo:
     is_module: bool = False
     is_lightning: bool = False
     manual_optimization: bool = False
+    is_optimizer: bool = False
 
     @property
     def key(self) -> str:

@@ -39,20 +39,35 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
     definitions = sorted(_simple_definitions(conflict), key=lambda d: facts.span(d).start)
     same_call = conflict.failing.node is conflict.freed_by.node
     function = _enclosing_function(facts, failing)
-    if definitions and function is not None and not _inside(facts, definitions[-1], function) \
-            and function.name.value != "__init__" and not same_call:
-        # An optimizer closure (LBFGS) re-evaluated with a loss computed outside it.
-        moved = definitions[-1]
-        return [codemods.remove_statement(facts, moved),
-                codemods.insert_before(facts, failing, codemods.statement_text(facts, moved))], \
-            "Compute `{root}` inside the closure, before its backward"
-    if definitions and (same_call or conflict.stepped):
-        lines = [line for d in definitions for line in codemods.statement_text(facts, d)]
+    if len(definitions) == 1 and function is not None and not _inside(facts, definitions[0], function) \
+            and facts.parent(function) is facts.parent(definitions[0]):
+        # An optimizer closure (LBFGS) re-evaluated with a loss computed outside it: the
+        # computation moves into the closure (or is repeated there, if it is used elsewhere too).
+        chain = codemods.definition_chain(facts, definitions[0])
+        lines = [line for d in chain for line in codemods.statement_text(facts, d, comments=True)]
+        edits = [codemods.insert_before(facts, failing, lines)]
+        if not _used_elsewhere(facts, chain, function):
+            edits = [codemods.remove_statement(facts, d, comments=True) for d in chain] + edits
+        return edits, "Compute `{root}` inside the closure, before its backward"
+    if len(definitions) == 1 and (same_call or conflict.stepped):
+        chain = codemods.definition_chain(facts, definitions[0])
+        lines = [line for d in chain for line in codemods.statement_text(facts, d)]
         return [codemods.insert_before(facts, failing, lines)], \
             "Recompute `{root}` with a new forward pass before this backward"
     if not same_call and _is_expression_statement(failing):
         return [codemods.remove_statement(facts, failing)], "Remove the repeated backward call"
     return [], None
+
+
+def _used_elsewhere(facts: FileFacts, chain: list[cst.CSTNode], closure: cst.FunctionDef) -> bool:
+    """Whether what the chain assigns is used in its block after it, other than by the closure."""
+    block = facts.parent(chain[-1])
+    body = list(getattr(block, "body", ()))
+    if chain[-1] not in body:
+        return True
+    names = set().union(*(codemods.assigned_names(d) for d in chain))
+    later = [s for s in body[body.index(chain[-1]) + 1:] if s is not closure]
+    return any(codemods.reads_name(s, name) for s in later for name in names)
 
 
 def _is_expression_statement(statement: cst.CSTNode) -> bool:

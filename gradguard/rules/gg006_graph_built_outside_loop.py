@@ -35,9 +35,12 @@ def _single_assignment(statement: cst.CSTNode) -> bool:
 
 def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
     carrier = conflict.carrier
-    if carrier is None or len(carrier.assignments) != 1:
+    if carrier is None:
         return [], None
-    definition = carrier.assignments[0]
+    assignments = [a for a in carrier.assignments if not _assigns_none(a)]
+    if len(assignments) != 1:
+        return [], None
+    definition = assignments[0]
     if not _single_assignment(definition):
         return [], None
     guard = facts.parent(facts.parent(definition))  # type: ignore[arg-type]
@@ -45,15 +48,24 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
         if isinstance(guard, cst.If) and guard.orelse is None:
             return [_unguard(facts, guard)], "Recompute `{carrier}` on every call instead of caching it"
         return [], None
-    lines = codemods.statement_text(facts, definition)
     loop = conflict.loop
-    if isinstance(loop, (cst.For, cst.While)) and facts.parent(definition) is facts.parent(loop):
+    if isinstance(loop, (cst.For, cst.While)) and facts.parent(definition) is facts.parent(loop) \
+            and not codemods.used_between(facts, definition, loop, carrier.holder.text):
         first = codemods.first_statement(loop.body)
         if first is not None:
-            return [codemods.remove_statement(facts, definition), codemods.insert_before(facts, first, lines)], None
+            lines = codemods.statement_text(facts, definition, comments=True)
+            return [codemods.remove_statement(facts, definition, comments=True),
+                    codemods.insert_before(facts, first, lines)], None
+    lines = codemods.statement_text(facts, definition)
     if conflict.entry_statement is not None:
         return [codemods.insert_before(facts, conflict.entry_statement, lines)], None
     return [], None
+
+
+def _assigns_none(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "None"
+        for small in statement.body)
 
 
 def _unguard(facts: FileFacts, guard: cst.If) -> Edit:
