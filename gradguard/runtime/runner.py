@@ -31,10 +31,19 @@ def _exit_code(exc: SystemExit) -> int:
 
 def _user_traceback(tb: TracebackType | None) -> TracebackType | None:
     """Drop the runner's and runpy's own frames from the top of a traceback."""
-    ours = {os.path.abspath(__file__), os.path.abspath(runpy.__file__ or "")}
-    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) in ours:
+    while tb is not None and tb.tb_frame.f_globals.get("__name__") in (__name__, "runpy"):
         tb = tb.tb_next
     return tb
+
+
+def _print_uncaught(exc: BaseException) -> None:
+    """Print an uncaught exception through `sys.excepthook`, starting at the program's own frame.
+
+    The default hook prints the exception's own `__traceback__`, so the runner's frames are dropped
+    from it (the exception is not used by anything else any more).
+    """
+    exc.__traceback__ = _user_traceback(exc.__traceback__)
+    sys.excepthook(type(exc), exc, exc.__traceback__)
 
 
 def _write_report(path: str, diagnosis: Any) -> bool:
@@ -115,11 +124,11 @@ def run_program(target: str, args: list[str], *, module: bool, report: str | Non
             code = _exit_code(exc)
         except KeyboardInterrupt as exc:
             error = exc
-            sys.excepthook(type(exc), exc, _user_traceback(exc.__traceback__))
+            _print_uncaught(exc)
             code = 130
         except BaseException as exc:  # noqa: BLE001 - the program's own error: print it like python
             error = exc
-            sys.excepthook(type(exc), exc, _user_traceback(exc.__traceback__))
+            _print_uncaught(exc)
             code = 1
         _wait_for_threads()
         if report is not None:
