@@ -207,8 +207,10 @@ def ipython_renderer(d: Diagnosis, note: str) -> Callable[[], list[str]]:
     """A `_render_traceback_` for the exception: standard traceback, then the panel.
 
     It holds the diagnosis only (never the exception: that would make a reference cycle through the
-    traceback's frames). IPython stores the exception in `sys.last_value` before calling it.
+    traceback's frames). IPython stores the exception in `sys.last_value` before calling it, and may
+    call it more than once for the same error: the HTML panel is scheduled once.
     """
+    scheduled: list[bool] = []
 
     def _render_traceback_() -> list[str]:
         exc = sys.last_value
@@ -226,7 +228,9 @@ def ipython_renderer(d: Diagnosis, note: str) -> Callable[[], list[str]]:
         finally:
             exc.__notes__ = notes
         if _is_kernel(shell):
-            _display_after_cell(shell, d)
+            if not scheduled:
+                scheduled.append(True)
+                _display_after_cell(shell, d)
             return [*lines, "", *headline(d).splitlines(), "(gradguard's diagnosis is shown below)"]
         return [*lines, panel_ansi(d)]
 
