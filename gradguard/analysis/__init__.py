@@ -6,10 +6,12 @@ values carry which autograd graph, and let every rule report from it.
 
 from __future__ import annotations
 
-from gradguard.analysis.facts import FileFacts
-from gradguard.analysis.screen import screen
+from typing import TYPE_CHECKING
+
 from gradguard.model import Diagnostic
-from gradguard.parse import parse_module
+
+if TYPE_CHECKING:
+    from gradguard.analysis.facts import FileFacts
 
 # Call shapes that can free or reuse a graph. A file containing none of them cannot hold a finding.
 _NEEDLES = (b"backward", b"retain_graph", b"autograd")
@@ -25,6 +27,8 @@ def facts_for(source: str) -> FileFacts | None:
     """The facts of one source text, or None when it cannot hold a finding (raises `ParseFailure`)."""
     from gradguard.analysis.detect import facts_of
     from gradguard.analysis.program import Program
+    from gradguard.analysis.screen import screen
+    from gradguard.parse import parse_module
 
     screened = screen(source)
     if screened is not None and not screened.relevant:

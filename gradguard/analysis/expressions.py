@@ -90,6 +90,7 @@ class Evaluator:
         self.reset_holders: set[tuple[str, ...]] = set()
         self.frozen: set[str] = set()
         self.none_assigned: set[tuple[str, ...]] = set()
+        self.saving: set[int] = set()
         self.framework_calls: list[CallInfo] = []
         self.root_defs: dict[CallInfo, frozenset[cst.CSTNode]] = {}
 
@@ -473,6 +474,8 @@ class Evaluator:
             kinds = {v.kind for _, v in operands}
             return FRESH if kinds == {Kind.TENSOR} else UNKNOWN
         site = self.site(node)
+        if source or self.saves_tensors(node, state, frame):
+            self.saving.add(site)
         epoch = state.epochs.get(site, 0)
         if epoch:
             state.rename_site(site)
@@ -544,6 +547,27 @@ class Evaluator:
             if value is passed_value:
                 return passed_read  # type: ignore[return-value]
         return None
+
+    def saves_tensors(self, node: cst.CSTNode, state: State, frame: Frame) -> bool:
+        """Whether the autograd node an expression makes keeps saved tensors (that a backward frees)."""
+        if isinstance(node, cst.BinaryOperation):
+            return not isinstance(node.operator, (cst.Add, cst.Subtract))
+        if isinstance(node, cst.AugAssign):
+            return not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign))
+        if isinstance(node, cst.UnaryOperation):
+            return not isinstance(node.operator, (cst.Minus, cst.Plus))
+        if isinstance(node, cst.Subscript):
+            return not all(isinstance(e.slice, cst.Slice) or (
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Integer, cst.Ellipsis, cst.Name))
+                and not (isinstance(e.slice.value, cst.Name) and e.slice.value.value not in ("None",)))
+                for e in node.slice)
+        if isinstance(node, cst.Call):
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in K.NON_SAVING_METHODS:
+                name = self.qualified(node.func, state, frame)
+                return name is not None and name not in K.NON_SAVING_FUNCTIONS
+            name = self.qualified(node.func, state, frame)
+            return name not in K.NON_SAVING_FUNCTIONS
+        return True
 
     def _age_origin(self, site: int) -> None:
         base = site * GENERATIONS
@@ -992,9 +1016,11 @@ class Evaluator:
                 self.retains_needed.add(retained_call)
         stale = frozenset(n for n in value.nodes if n in state.freed)
         self.call_roots.setdefault(info, value.top)
-        if not stale:
+        # Only freed nodes that kept saved tensors make the second pass fail.
+        failing = frozenset(n for n in stale if n // GENERATIONS in self.saving)
+        if not failing:
             return
-        strong = frozenset(n for n in stale if not state.freed[n].weak)
+        strong = frozenset(n for n in failing if not state.freed[n].weak)
         why = state.freed[min(strong or stale)]
         key = (id(info), id(why.call))
         if key not in self.conflicts:

@@ -113,3 +113,17 @@ MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "to
 
 # Tensor methods that make a fresh tensor (no graph) shaped or typed like the receiver.
 FRESH_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "zero_like"})
+
+# Operations whose backward needs no saved tensor: backward-ing through them a second time works,
+# so graph nodes made by them alone never cause the error.
+NON_SAVING_METHODS = frozenset(
+    {"view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze",
+     "permute", "transpose", "t", "contiguous", "expand", "expand_as", "repeat", "chunk", "split",
+     "narrow", "to", "float", "double", "half", "bfloat16", "cuda", "cpu", "type", "type_as",
+     "clone", "sum", "mean", "add", "sub", "neg", "movedim", "unbind", "__getitem__"}
+)
+NON_SAVING_FUNCTIONS = frozenset(
+    f"torch.{name}" for name in ("cat", "stack", "sum", "mean", "flatten", "reshape", "squeeze",
+                                 "unsqueeze", "transpose", "permute", "add", "sub", "neg", "chunk",
+                                 "split", "hstack", "vstack", "concat", "concatenate", "unbind")
+)
