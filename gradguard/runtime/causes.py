@@ -71,11 +71,14 @@ def decide(
     carrier: Carrier | None,
     culprit: CallRecord | None,
     root_stale: bool,
+    *,
+    shared_root: bool = False,
 ) -> Cause:
     """The cause of the error, from the best carrier, the culprit call and the source.
 
     `best` is None when the carrier was read from the source of an earlier call or from a creation
-    site rather than found in a live frame; then only the call sites decide.
+    site rather than found in a live frame; then only the call sites decide. `shared_root` says the
+    failing loss was built before the culprit ran (both losses from one forward).
     """
     failure = context.failure
     failing = failure.record
@@ -85,6 +88,8 @@ def decide(
         return Cause.FRAMEWORK
     if root_stale:
         return Cause.REPEATED
+    if shared_root and culprit is not None and not _same_site(culprit, failing):
+        return Cause.SHARED_FORWARD
     if best is None:
         if carrier is None or culprit is None:
             return Cause.UNKNOWN

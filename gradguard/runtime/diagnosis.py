@@ -129,6 +129,7 @@ class Diagnosis:
     world_size: int | None = None
     created_at: str | None = None
     called_by: str | None = None
+    hint: str | None = None
     details: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:

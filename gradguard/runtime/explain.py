@@ -25,6 +25,7 @@ from gradguard.runtime import causes
 from gradguard.runtime.carrier import Candidate, Scanner
 from gradguard.runtime.causes import Ranked
 from gradguard.runtime.context import Context, Failure
+from gradguard.runtime.deep import SITE_KEY
 from gradguard.runtime.diagnosis import Diagnosis, ErrorKind, choose_fix, explanation_for, rule_for
 from gradguard.runtime.inplace import explain_inplace
 from gradguard.runtime.graph import (
@@ -141,7 +142,15 @@ def _explain_double_backward(context: Context, rank: int | None, world: int | No
 
     freed = view.freed_node(target, budget, probe) if target is not None else None
     node = node_name(freed) if freed is not None else (view.name(target) if target is not None else None)
-    root_stale = target is not None and target in view.roots
+    earlier_roots = {seq for record in earlier for seq in record.root_seqs}
+    root_is_target = target is not None and target in view.roots
+    root_stale = root_is_target and (view.seq[target] in earlier_roots or bool(known))
+    hint = None
+    if root_is_target and not root_stale:
+        # The failing loss was built before an earlier backward ran and looks freed only because the
+        # failing call itself freed it on the way: which shared tensor it reached is not knowable
+        # without the earlier call's root.
+        hint = "deep mode (`gradguard.install(deep=True)`) names the tensor the two graphs share"
     carrier = context.carrier(best.candidate) if best is not None else None
     if culprit is not None and target is not None and (best is None or (not best.is_root and not best.convincing)):
         if view.seq[target] in culprit.root_seqs:
@@ -151,7 +160,7 @@ def _explain_double_backward(context: Context, rank: int | None, world: int | No
         created = context.created_carrier(view.nodes[target], freed)
         if created is not None:
             carrier, best = created, None
-    cause = causes.decide(context, best, carrier, culprit, root_stale)
+    cause = causes.decide(context, best, carrier, culprit, root_stale, shared_root=hint is not None)
     failing_site = context.call_site(failure.record)
     freed_site = context.call_site(culprit)
     facts = causes.fix_facts(context, best, carrier, culprit, failing_site, freed_site)
@@ -171,6 +180,7 @@ def _explain_double_backward(context: Context, rank: int | None, world: int | No
         world_size=world,
         created_at=_creation_site(view, target, freed),
         called_by=_library_caller(context),
+        hint=hint,
     )
     return replace(diagnosis, explanation=explanation_for(diagnosis))
 
@@ -274,17 +284,22 @@ def _library_caller(context: Context) -> str | None:
 
 
 def _creation_site(view: GraphView, target: int | None, freed: Any) -> str | None:
-    """Where the stale node was created, when deep mode or anomaly mode recorded it."""
+    """Where the stale node was created, when deep mode or anomaly mode recorded it.
+
+    Deep mode stamps module outputs, which may sit a few ops above the stale node (the RNN's stacked
+    hidden state above its tanh): old parents of the stale node are searched too.
+    """
     if target is None:
         return None
-    for node in (freed, view.nodes[target]):
+    nodes = [freed, view.nodes[target], *(view.nodes[i] for i in _old_parents(view, target, levels=3))]
+    for node in nodes:
         if node is None:
             continue
         try:
             metadata = node.metadata
         except Exception:  # noqa: BLE001 - foreign node types
             continue
-        site = metadata.get("gradguard_site")
+        site = metadata.get(SITE_KEY)
         if site:
             filename, line, owner = site
             return f"{filename}:{line}" + (f" (output of {owner})" if owner else "")
@@ -294,3 +309,18 @@ def _creation_site(view: GraphView, target: int | None, freed: Any) -> str | Non
             if found:
                 return f"{found[-1][0]}:{found[-1][1]} (from anomaly mode)"
     return None
+
+
+def _old_parents(view: GraphView, target: int, levels: int) -> list[int]:
+    """Nodes above `target` in the walked graph, nearest first, that are old (not from this step)."""
+    parents: dict[int, list[int]] = {}
+    for i, children in enumerate(view.children):
+        for c in children:
+            parents.setdefault(c, []).append(i)
+    found: list[int] = []
+    frontier = [target]
+    threshold = view.threshold if view.threshold is not None else -1
+    for _ in range(levels):
+        frontier = [p for i in frontier for p in parents.get(i, []) if view.seq[p] <= threshold]
+        found.extend(frontier)
+    return found

@@ -113,6 +113,8 @@ def rows(d: Diagnosis) -> list[tuple[str, str, str]]:
     for label, text in d.details:
         out.append((label, text, ""))
     out.append(("why", reason_for(d), ""))
+    if d.hint:
+        out.append(("hint", d.hint, ""))
     out.append(("fix", d.fix.where, d.fix.suggestion))
     if d.fix.retain_graph_note:
         out.append(("retain_graph", d.fix.retain_graph_note, ""))

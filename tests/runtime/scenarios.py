@@ -241,3 +241,20 @@ def clean_loop(steps: int = 3) -> float:
         opt.step()
         total += loss.item()
     return total
+
+
+def _head_a_step(head: nn.Module, features: torch.Tensor, target: torch.Tensor) -> None:
+    loss_a = F.cross_entropy(head(features), target)
+    loss_a.backward()  # <shared-frees>
+
+
+def shared_trunk_first_loss_gone() -> None:
+    """Both heads run before the first backward, whose loss lives only inside a helper."""
+    trunk = nn.Sequential(nn.Linear(6, 16), nn.ReLU())
+    head_a, head_b = nn.Linear(16, 3), nn.Linear(16, 1)
+    x = torch.randn(4, 6)
+    features = trunk(x)  # <shared-assigns>
+    out_b = head_b(features)
+    loss_b = F.mse_loss(out_b, torch.randn(4, 1))
+    _head_a_step(head_a, features, torch.randint(0, 3, (4,)))
+    loss_b.backward()  # <shared-fails>
