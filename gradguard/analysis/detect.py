@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradguard.analysis.facts import Carrier, Cause, Conflict, FileFacts, KeptAlive, NeedlessRetain
-from gradguard.analysis.expressions import Met
+from gradguard.analysis.expressions import Boundary, Met
 from gradguard.analysis.program import Program
 from gradguard.analysis.values import CallInfo, Freed, Kind, Read, Value, generation_of
 
@@ -20,7 +20,7 @@ def facts_of(program: Program, source: str) -> FileFacts:
         if key in seen:
             continue
         seen.add(key)
-        facts.conflicts.append(_conflict(program, met))
+        facts.conflicts.append(_conflict(program, met, facts))
     facts.needless_retains.extend(_needless_retains(program))
     facts.kept_alive.extend(_kept_alive(program))
     facts.lightning_backward.extend(program.framework_calls)
@@ -79,45 +79,44 @@ def _mentions(expr: cst.CSTNode, holder_text: str) -> bool:
     return found
 
 
-def _conflict(program: Program, met: Met) -> Conflict:
+def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
     failing, freed_by, value, stale, why = met.failing, met.freed_by, met.value, met.stale, met.why
     same_root = bool(value.top & stale)
     carrier: Carrier | None = None
     loop: cst.CSTNode | None = None
     entry: cst.CSTNode | None = None
     boundary = [] if same_root else list(met.boundary)
-    read = _best_read(boundary)
-    created_loops = met.created_loops
-    before_loop = next((loop_ for loop_ in failing.loops if loop_ not in created_loops), None)
-    old_generation = all(generation_of(n) for n in (read.top & stale if read is not None else stale))
+    chosen = _best_boundary(boundary)
+    read = outermost(chosen.read) if chosen is not None else None
+    created_loops = chosen.loops if chosen is not None else met.created_loops
+    old_generation = chosen.old if chosen is not None else all(generation_of(n) for n in stale)
+    before = [loop_ for loop_ in failing.loops if loop_ not in created_loops]
+    before_loop = before[-1] if before else None
 
     if read is not None:
         first_reads = tuple(r for r in program.call_reads.get(freed_by, ())
                             if outermost(r).holder.key == read.holder.key)
         updates = [_self_update(d, read.holder.text) for d in read.defs]
-        self_update = any(u for u, _ in updates)
-        additive = any(a for _, a in updates)
-        carrier = Carrier(read.holder, tuple(read.defs), tuple(boundary), first_reads,
-                          is_tuple=_is_tuple(program, read), is_container=_is_container(program, read),
+        carrier = Carrier(read.holder, tuple(read.defs), tuple(b.read for b in boundary), first_reads,
+                          is_tuple=read.shape == "tuple", is_container=read.shape == "container",
                           maybe_none=read.maybe_none or read.holder.key in program.none_assigned,
-                          self_update=self_update, augmented=additive)
+                          self_update=any(u for u, _ in updates), augmented=any(a for _, a in updates))
     elif failing.root_node is not None:
         holder = _root_holder(failing)
         if holder is not None:
             carrier = Carrier(holder, (), (), ())
 
+    state_like = carrier is not None and (carrier.self_update or carrier.is_container)
     if same_root:
         cause = Cause.SAME_ROOT
-        if freed_by.kind == "framework" or failing.kind == "framework":
-            cause = Cause.FRAMEWORK
-    elif before_loop is not None and (carrier is None or not carrier.self_update):
+    elif before_loop is not None and not state_like:
         cause = Cause.BUILT_BEFORE_LOOP
         loop = before_loop
     elif old_generation and failing.loops:
         loop = _carrying_loop(failing, created_loops)
         if carrier is not None and carrier.augmented and carrier.holder.text == failing.root_text:
             cause = Cause.ACCUMULATED
-        elif carrier is not None and not carrier.self_update and not carrier.is_container:
+        elif carrier is not None and not state_like and _guarded(facts, carrier.assignments):
             cause = Cause.MEMOIZED
         else:
             cause = Cause.LOOP_CARRIED
@@ -137,11 +136,27 @@ def _conflict(program: Program, met: Met) -> Conflict:
                     _function_of(read) if read is not None else None, consumer_stepped)
 
 
-def _best_read(boundary: list[Read]) -> Read | None:
-    """The first boundary read, seen from the outermost caller that passed the value in."""
+def _best_boundary(boundary: list[Boundary]) -> Boundary | None:
+    """The carrier to name: a state variable or a container kept across iterations if one of the
+    stale values came through one, else the first stale value met walking back from the root."""
     if not boundary:
         return None
-    return outermost(boundary[0])
+    for found in boundary:
+        read = outermost(found.read)
+        if read.shape == "container" or any(_self_update(d, read.holder.text)[0] for d in read.defs):
+            return found
+    return boundary[0]
+
+
+def _guarded(facts: FileFacts, statements: tuple[cst.CSTNode, ...]) -> bool:
+    """Whether an assignment sits under an `if` in its function (`if self.cache is None: ...`)."""
+    for statement in statements:
+        current = facts.parent(statement)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
+            if isinstance(current, cst.If):
+                return True
+            current = facts.parent(current)
+    return False
 
 
 def stepped_reads(reads: tuple[Read, ...], stepped: frozenset[str]) -> list[Read]:
@@ -164,14 +179,6 @@ def outermost(read: Read) -> Read:
     while read.outer is not None:
         read = read.outer
     return read
-
-
-def _is_tuple(program: Program, read: Read) -> bool:
-    return read.shape == "tuple"
-
-
-def _is_container(program: Program, read: Read) -> bool:
-    return read.shape == "container"
 
 
 def _root_holder(failing: CallInfo):

@@ -30,6 +30,7 @@ from gradguard.analysis.values import (
     Value,
     cut,
     GENERATIONS,
+    generation_of,
     join,
     node_id,
     old,
@@ -37,6 +38,15 @@ from gradguard.analysis.values import (
     stamps_of,
     translate,
 )
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """A read of a holder whose value was already stale when it fed the failing graph."""
+
+    read: Read
+    loops: tuple[cst.CSTNode, ...]  # the loops around the creation of the stale value
+    old: bool  # the stale value was made by an earlier evaluation of its expression
 
 
 @dataclass(frozen=True)
@@ -48,7 +58,7 @@ class Met:
     value: Value
     stale: frozenset[int]
     why: Freed
-    boundary: tuple[Read, ...]
+    boundary: tuple[Boundary, ...]
     created_loops: tuple[cst.CSTNode, ...]
 
 
@@ -64,6 +74,8 @@ class Evaluator:
 
     max_depth = 6
     max_steps = 60_000
+    # Wall-clock seconds the analysis of one file may take before it reports what it found so far.
+    time_budget = 10.0
 
     def __init__(self, imports: dict[str, str], modules: frozenset[str]) -> None:
         self.imports = imports
@@ -75,6 +87,7 @@ class Evaluator:
         self.origins: dict[int, Origin] = {}
         self.active: list[FunctionInfo] = []
         self.steps = 0
+        self.deadline = float("inf")
         # Findings, recorded as they are met; `detect.py` turns them into facts.
         self.conflicts: dict[tuple[int, int], Met] = {}
         self.call_reads: dict[CallInfo, tuple[Read, ...]] = {}
@@ -1031,11 +1044,11 @@ class Evaluator:
             self.conflicts[key] = Met(info, why.call, value, stale, why, boundary,
                                       created.loops if created is not None else ())
 
-    def _accumulating(self, boundary: tuple[Read, ...]) -> bool:
+    def _accumulating(self, boundary: tuple[Boundary, ...]) -> bool:
         """Whether a stale graph is reached through a container that grows across iterations
         (only then is an old node that may or may not be freed worth a finding)."""
-        for read in boundary:
-            current: Read | None = read
+        for found in boundary:
+            current: Read | None = found.read
             while current is not None:
                 key = current.holder.key
                 if key in self.appended_holders and key not in self.reset_holders:
@@ -1043,9 +1056,9 @@ class Evaluator:
                 current = current.outer
         return False
 
-    def boundary(self, value: Value, stale: frozenset[int], epochs: dict[int, int]) -> list[Read]:
+    def boundary(self, value: Value, stale: frozenset[int], epochs: dict[int, int]) -> list[Boundary]:
         """Reads of a holder whose own value was stale, walking back from a root over fresh nodes."""
-        found: list[Read] = []
+        found: list[Boundary] = []
         seen: set[int] = set()
         queue = [n for n in value.top if n not in stale]
         while queue:
@@ -1058,9 +1071,12 @@ class Evaluator:
                 continue
             for read in origin.reads:
                 top = origin.now(read.top, epochs)
-                if top & stale:
-                    if read not in found:
-                        found.append(read)
+                reached = top & stale
+                if reached:
+                    if all(b.read is not read for b in found):
+                        created = self.origins.get(min(reached))
+                        found.append(Boundary(read, created.loops if created is not None else (),
+                                              all(generation_of(n) for n in reached)))
                 else:
                     queue.extend(n for n in top if n not in seen)
             queue.extend(n for n in origin.now(origin.parents, epochs) if n not in seen and n not in stale)

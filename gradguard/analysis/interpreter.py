@@ -8,6 +8,8 @@ by inlining them with the argument values, closures called by optimizers, and ob
 
 from __future__ import annotations
 
+import time
+
 import libcst as cst
 
 from gradguard.analysis.expressions import BudgetExceeded, Evaluator
@@ -438,4 +440,6 @@ class Interpreter(Evaluator):
         """Count work; give up on an entry point that would take too long."""
         self.steps += 1
         if self.steps > self.max_steps:
+            raise BudgetExceeded
+        if self.steps % 512 == 0 and time.monotonic() > self.deadline:
             raise BudgetExceeded

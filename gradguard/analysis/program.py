@@ -3,6 +3,8 @@ an entry point of its own (library code is called from elsewhere), with shared f
 
 from __future__ import annotations
 
+import time
+
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
@@ -89,6 +91,7 @@ class Program(Interpreter):
 
     def run(self) -> None:
         """Analyse the module, then each function and method as its own entry point."""
+        self.deadline = time.monotonic() + self.time_budget
         state = State()
         frame = Frame(None, None, [], 0, imports=dict(self.imports))
         try:
@@ -128,6 +131,8 @@ class Program(Interpreter):
     def _entry(self, info: FunctionInfo, start: State, instance: Value | None,
                framework: bool = False) -> State | None:
         """Run one function with unknown arguments; the state it leaves (for `__init__`)."""
+        if time.monotonic() > self.deadline:
+            return None
         self.steps = 0
         state = start.copy()
         frame = Frame(None, None, [], 0, imports=dict(self.imports))
