@@ -21,5 +21,6 @@ class UnneededRetainGraph(Rule):
         for retain in facts.needless_retains:
             call = retain.call.node
             edits = [codemods.drop_keyword(facts, call, "retain_graph")] if isinstance(call, cst.Call) else []
-            where = "in a loop, so memory grows every iteration" if retain.in_loop else "and keeps its memory alive"
+            where = ("so every step keeps its saved tensors until the next step replaces them"
+                     if retain.in_loop else "so its saved tensors stay in memory")
             yield self.report(facts, call, edits=edits, root=retain.call.root_text, where=where)
