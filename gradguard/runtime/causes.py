@@ -15,7 +15,7 @@ from typing import Any
 from gradguard.runtime import source as src
 from gradguard.runtime.carrier import Candidate
 from gradguard.runtime.context import Context
-from gradguard.runtime.diagnosis import Carrier, CallSite, Cause
+from gradguard.runtime.diagnosis import CallSite, Carrier, Cause
 from gradguard.runtime.records import CallRecord
 
 GAN_WORDS = ("fake", "generated", "gen_", "x_gen", "g_out")
@@ -162,9 +162,8 @@ def built_outside_loop(context: Context, candidate: Candidate) -> bool:
 def _is_memo(source: src.SourceFile, assignment: src.Assignment, attribute: str) -> bool:
     """`if self.cache is None: self.cache = ...`: assigned under a test of the same attribute."""
     for parent in source.ancestors(assignment.statement):
-        if isinstance(parent, ast.If):
-            if attribute in {k.split(".", 1)[-1] for k in src.names_in(parent.test)}:
-                return True
+        if isinstance(parent, ast.If) and attribute in {k.split(".", 1)[-1] for k in src.names_in(parent.test)}:
+            return True
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
     return False

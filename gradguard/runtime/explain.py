@@ -26,13 +26,18 @@ from gradguard.runtime.carrier import Candidate, Scanner
 from gradguard.runtime.causes import Ranked
 from gradguard.runtime.context import Context, Failure
 from gradguard.runtime.deep import SITE_KEY
-from gradguard.runtime.diagnosis import Diagnosis, ErrorKind, choose_fix, explanation_for, rule_for
-from gradguard.runtime.inplace import explain_inplace
+from gradguard.runtime.diagnosis import (
+    Diagnosis,
+    ErrorKind,
+    choose_fix,
+    explanation_for,
+    rule_for,
+)
 from gradguard.runtime.graph import (
     INF,
     GraphView,
-    children_of,
     SavedProbe,
+    children_of,
     contains_node,
     grad_fn_of,
     graph_nodes,
@@ -40,6 +45,7 @@ from gradguard.runtime.graph import (
     node_seq,
     walk,
 )
+from gradguard.runtime.inplace import explain_inplace
 from gradguard.runtime.records import CallRecord
 
 __all__ = ["Failure", "explain"]
@@ -63,7 +69,7 @@ def _distributed(torch: Any) -> tuple[int | None, int | None]:
         dist = torch.distributed
         if dist.is_available() and dist.is_initialized():
             return int(dist.get_rank()), int(dist.get_world_size())
-    except Exception:  # noqa: BLE001 - a broken process group must not hide the diagnosis
+    except Exception:  # noqa: BLE001, S110 - a broken process group must not hide the diagnosis
         pass
     return None, None
 
@@ -152,10 +158,12 @@ def _explain_double_backward(context: Context, rank: int | None, world: int | No
         # without the earlier call's root.
         hint = "deep mode (`gradguard.install(deep=True)`) names the tensor the two graphs share"
     carrier = context.carrier(best.candidate) if best is not None else None
-    if culprit is not None and target is not None and (best is None or (not best.is_root and not best.convincing)):
-        if view.seq[target] in culprit.root_seqs:
-            carrier = context.receiver_carrier(culprit) or carrier
-            best = None if carrier is not None and best is not None else best
+    weak = best is None or (not best.is_root and not best.convincing)
+    if culprit is not None and target is not None and weak and view.seq[target] in culprit.root_seqs:
+        # The stale node is the earlier call's own root (`u` in `grad(u, t)` inside a helper that has
+        # returned): that call's source names it.
+        carrier = context.receiver_carrier(culprit) or carrier
+        best = None if carrier is not None and best is not None else best
     if best is not None and not best.convincing and target is not None:
         created = context.created_carrier(view.nodes[target], freed)
         if created is not None:
@@ -297,7 +305,7 @@ def _creation_site(view: GraphView, target: int | None, freed: Any) -> str | Non
             continue
         try:
             metadata = node.metadata
-        except Exception:  # noqa: BLE001 - foreign node types
+        except Exception:  # noqa: BLE001, S112 - foreign node types have no metadata
             continue
         site = metadata.get(SITE_KEY)
         if site:

@@ -250,9 +250,9 @@ def walk(
     while stack:
         i, post = stack.pop()
         if post:
-            if stale is None and state[i] != STALE and freed[i] is None and _is_old(seq[i], threshold):
-                if any(state[c] == STALE for c in children[i]):
-                    state[i] = STALE
+            unprobed_old = stale is None and state[i] != STALE and freed[i] is None and _is_old(seq[i], threshold)
+            if unprobed_old and any(state[c] == STALE for c in children[i]):
+                state[i] = STALE
             order.append(i)
             continue
         if i in expanded:

@@ -15,9 +15,20 @@ from typing import Any
 from gradguard.runtime import source as src
 from gradguard.runtime.carrier import Candidate, Scanner
 from gradguard.runtime.context import Context
-from gradguard.runtime.diagnosis import Carrier, Cause, Diagnosis, ErrorKind, choose_fix, explanation_for
-from gradguard.runtime.graph import SavedProbe, find_modified_save, grad_fn_of, node_name
-
+from gradguard.runtime.diagnosis import (
+    Carrier,
+    Cause,
+    Diagnosis,
+    ErrorKind,
+    choose_fix,
+    explanation_for,
+)
+from gradguard.runtime.graph import (
+    SavedProbe,
+    find_modified_save,
+    grad_fn_of,
+    node_name,
+)
 
 _INPLACE = re.compile(
     r"\[(?P<type>[^\s\]]+) \[(?P<shape>[^\]]*)\]\], which is (?P<what>.*?), is at version (?P<actual>\d+); "

@@ -193,7 +193,7 @@ def _make_engine_wrapper(original: Callable[..., Any], state: _State) -> Callabl
     on_error = state.on_error
 
     def _engine_run_backward(t_outputs: Any, *args: Any, **kwargs: Any) -> Any:
-        __tracebackhide__ = True  # noqa: F841 - read by IPython and pytest
+        __tracebackhide__ = True
         if not state.active:
             return original(t_outputs, *args, **kwargs)
         if not state.dynamo_excluded and DYNAMO in modules:
@@ -259,7 +259,7 @@ def _make_public_wrapper(original: Callable[..., Any], state: _State, *, is_grad
     create_position = 4 if is_grad else 3
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        __tracebackhide__ = True  # noqa: F841
+        __tracebackhide__ = True
         if not state.active:
             return original(*args, **kwargs)
         outputs = args[0] if args else kwargs.get("outputs" if is_grad else "tensors")

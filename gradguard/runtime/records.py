@@ -99,7 +99,7 @@ def to_record(raw: list) -> CallRecord:
 class CallLog:
     """The last `RING_SIZE` calls and a run-wide counter; appends are atomic under the GIL."""
 
-    __slots__ = ("_ring", "next_index", "append")
+    __slots__ = ("_ring", "append", "next_index")
 
     def __init__(self, size: int = RING_SIZE) -> None:
         self._ring: deque[list] = deque(maxlen=size)
@@ -141,7 +141,7 @@ class CodeClassifier:
     code object per cell run cannot grow it forever.
     """
 
-    __slots__ = ("cache", "_internal", "_library", "_lock")
+    __slots__ = ("_internal", "_library", "_lock", "cache")
 
     LIMIT = 4096
 
@@ -155,7 +155,7 @@ class CodeClassifier:
         filename = code.co_filename
         if filename.startswith(self._internal):
             kind = INTERNAL
-        elif filename.startswith("<frozen ") or filename.startswith(self._library):
+        elif filename.startswith(("<frozen ", *self._library)):
             kind = LIBRARY
         else:
             kind = USER

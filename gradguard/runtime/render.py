@@ -24,7 +24,7 @@ WIDTH = 110
 
 def is_gradguard_note(note: object) -> bool:
     """True for a note gradguard attached."""
-    return isinstance(note, str) and (note.startswith("gradguard: ") or note.startswith("gradguard (rank "))
+    return isinstance(note, str) and note.startswith(("gradguard: ", "gradguard (rank "))
 
 
 def has_gradguard_note(exc: BaseException) -> bool:

@@ -64,9 +64,9 @@ class SourceFile:
         """The innermost statement of `scope` that spans line `row`."""
         best: ast.stmt | None = None
         for node in _walk_scope(scope):
-            if isinstance(node, ast.stmt) and node.lineno <= row <= (node.end_lineno or node.lineno):
-                if best is None or node.lineno >= best.lineno:
-                    best = node
+            spans = isinstance(node, ast.stmt) and node.lineno <= row <= (node.end_lineno or node.lineno)
+            if spans and (best is None or node.lineno >= best.lineno):  # type: ignore[attr-defined]
+                best = node  # type: ignore[assignment]
         return best
 
     def loops_around(self, scope: ast.AST, row: int) -> list[ast.AST]:
@@ -86,10 +86,11 @@ class SourceFile:
         """The innermost function whose body spans line `row` (the module when none)."""
         best: ast.AST = self.tree
         for node in ast.walk(self.tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if node.lineno <= row <= (node.end_lineno or node.lineno):
-                    if best is self.tree or node.lineno >= best.lineno:  # type: ignore[attr-defined]
-                        best = node
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            spans = node.lineno <= row <= (node.end_lineno or node.lineno)
+            if spans and (best is self.tree or node.lineno >= best.lineno):  # type: ignore[attr-defined]
+                best = node
         return best
 
     def enclosing_function(self, row: int) -> str:
@@ -292,9 +293,9 @@ def call_passing(source: SourceFile, scope: ast.AST, key: str, first: int, last:
     for node in _walk_scope(scope):
         if not isinstance(node, ast.Call) or not first <= node.lineno <= last:
             continue
-        if any(expression_key(arg) == key for arg in node.args):
-            if best is None or (node.lineno, node.col_offset) < (best.lineno, best.col_offset):
-                best = node
+        passes = any(expression_key(arg) == key for arg in node.args)
+        if passes and (best is None or (node.lineno, node.col_offset) < (best.lineno, best.col_offset)):
+            best = node
     return best
 
 
@@ -382,11 +383,12 @@ def accumulations(scope: ast.AST, key: str) -> list[ast.stmt]:
     """Statements of `scope` that add to `key` from itself: `key += x` or `key = key + x`."""
     found: list[ast.stmt] = []
     for node in _walk_scope(scope):
-        if isinstance(node, ast.AugAssign) and expression_key(node.target) == key:
+        if isinstance(node, ast.AugAssign) and expression_key(node.target) == key or (
+            isinstance(node, ast.Assign)
+            and any(expression_key(t) == key for t in node.targets)
+            and key in names_in(node.value)
+        ):
             found.append(node)
-        elif isinstance(node, ast.Assign) and any(expression_key(t) == key for t in node.targets):
-            if key in names_in(node.value):
-                found.append(node)
     return found
 
 

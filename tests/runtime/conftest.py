@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from gradguard.runtime import monitor as gg_monitor  # noqa: E402
+from gradguard.runtime import monitor as gg_monitor
 
 
 @pytest.fixture(autouse=True)

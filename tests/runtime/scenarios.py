@@ -8,8 +8,8 @@ Markers in comments say what the diagnosis must point at: `# <fails>` the failin
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 from torch.autograd import grad as autograd_grad
 
 

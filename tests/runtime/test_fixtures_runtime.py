@@ -22,7 +22,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import fixture_support as fs  # noqa: E402
+import fixture_support as fs
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 

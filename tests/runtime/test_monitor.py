@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import scenarios
 import torch
-import torch.nn as nn
+from torch import nn
 
 import gradguard
 from gradguard.runtime import explain as explain_module

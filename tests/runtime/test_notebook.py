@@ -16,16 +16,20 @@ REPO = HERE.parents[1]
 CELLS = [
     f"import sys\nsys.path.insert(0, {str(REPO)!r})\nsys.path.insert(0, {str(HERE)!r})",
     "%load_ext gradguard",
-    "import torch\nimport torch.nn as nn\n"
-    "cell = nn.GRUCell(3, 4)\n"
-    "opt = torch.optim.SGD(cell.parameters(), lr=0.1)\n"
-    "hidden = torch.zeros(2, 4)",
-    "for step in range(3):\n"
-    "    hidden = cell(torch.randn(2, 3), hidden)\n"
-    "    loss = hidden.pow(2).mean()\n"
-    "    opt.zero_grad()\n"
-    "    loss.backward()\n"
-    "    opt.step()",
+    (
+        "import torch\nimport torch.nn as nn\n"
+        "cell = nn.GRUCell(3, 4)\n"
+        "opt = torch.optim.SGD(cell.parameters(), lr=0.1)\n"
+        "hidden = torch.zeros(2, 4)"
+    ),
+    (
+        "for step in range(3):\n"
+        "    hidden = cell(torch.randn(2, 3), hidden)\n"
+        "    loss = hidden.pow(2).mean()\n"
+        "    opt.zero_grad()\n"
+        "    loss.backward()\n"
+        "    opt.step()"
+    ),
     "print('after the error, the kernel still works:', 1 + 1)",
     "%unload_ext gradguard\nprint(torch.autograd._engine_run_backward.__module__)",
 ]

@@ -171,6 +171,7 @@ def _gradguard(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=300,
         stdin=subprocess.DEVNULL,
+        check=False,
     )
 
 
