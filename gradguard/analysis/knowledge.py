@@ -88,6 +88,9 @@ DISTRIBUTION_PREFIX = "torch.distributions."
 
 # Base classes whose training loop calls backward on what `training_step` returns.
 LIGHTNING_MODULES = frozenset({"lightning.pytorch.LightningModule", "lightning.LightningModule"})
+# Trainers that call backward on what an overridden method returns: (base class, method).
+FRAMEWORK_BACKWARD = frozenset({("transformers.Trainer", "compute_loss"),
+                                ("transformers.trainer.Trainer", "compute_loss")})
 
 # Wrappers that hand a module through unchanged as far as graphs go.
 MODULE_WRAPPERS = frozenset(

@@ -117,7 +117,10 @@ class Program(Interpreter):
                 self._entry(method, base_state, instance, framework=self._framework_backward(cls, name))
 
     def _framework_backward(self, cls: ClassInfo, method: str) -> bool:
-        """Lightning calls backward on what `training_step` returns, unless optimization is manual."""
+        """Lightning calls backward on what `training_step` returns, unless optimization is manual;
+        the transformers Trainer on what `compute_loss` returns."""
+        if any((base, method) in K.FRAMEWORK_BACKWARD for base in cls.bases):
+            return True
         return cls.is_lightning and method == "training_step" and not cls.manual_optimization \
             and not self._sets_manual_optimization(cls)
 
@@ -145,12 +148,14 @@ class Program(Interpreter):
         except (BudgetExceeded, RecursionError):
             return None
         if framework:
-            returned = result.elems[0] if result.kind is Kind.DICT and result.elems else result
+            returned = result.elems[0] if result.elems else result
             self._framework_call(info, returned, state)
         return state
 
     def _framework_call(self, info: FunctionInfo, returned: Value, state: State) -> None:
         node = info.node
-        call = CallInfo(node, None, "framework", "loss", None, False, False, (), info.qualname)
+        owner = info.owner
+        framework = "Lightning" if owner is not None and owner.is_lightning else "The transformers Trainer"
+        call = CallInfo(node, None, "framework", framework, None, False, False, (), info.qualname)
         self.framework_calls.append(call)
         self.reach(call, returned, state)

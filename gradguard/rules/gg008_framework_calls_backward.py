@@ -23,7 +23,9 @@ class FrameworkCallsBackward(Rule):
             if manual.kind == "framework":
                 continue
             edits = [codemods.remove_statement(facts, manual.statement)] if manual.statement is not None else []
-            related = [Related(facts.span(conflict.failing.node.name), "Lightning calls backward on what this returns")] \
-                if hasattr(conflict.failing.node, "name") else []
+            framework_call = conflict.failing if conflict.failing.kind == "framework" else conflict.freed_by
+            framework = framework_call.root_text
+            related = [Related(facts.span(framework_call.node.name), f"{framework} calls backward on what this returns")] \
+                if hasattr(framework_call.node, "name") else []
             yield self.report(facts, manual.node, related=related, edits=edits, root=manual.root_text,
-                              function=manual.function.rsplit(".", 1)[-1])
+                              function=framework_call.function.rsplit(".", 1)[-1], framework=framework)

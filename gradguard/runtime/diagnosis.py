@@ -6,7 +6,6 @@ keeps the last few) cannot extend any lifetime.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -145,10 +144,6 @@ class Diagnosis:
             "rule": self.rule,
             "explanation": self.explanation,
         }
-
-    def dumps(self) -> str:
-        """The report as indented JSON text."""
-        return json.dumps(self.to_json(), indent=2)
 
 
 REPORT_SCHEMA: dict[str, Any] = {

@@ -196,16 +196,6 @@ class GraphView:
                 break
         return None
 
-    def fresh_names(self) -> set[str]:
-        """Class names of the non-old nodes of the graph."""
-        if self.threshold is None:
-            return set()
-        return {
-            node_name(self.nodes[i])
-            for i in range(len(self.nodes))
-            if self.seq[i] > self.threshold and self.seq[i] != ACCUMULATE_SEQ
-        }
-
 
 def walk(
     roots: Sequence[Any],

@@ -34,9 +34,6 @@ class Site:
     line: int
     function: str
 
-    def __str__(self) -> str:
-        return f"{self.filename}:{self.line} in {self.function}()"
-
 
 @dataclass(frozen=True)
 class CallRecord:

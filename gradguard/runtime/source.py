@@ -234,13 +234,6 @@ def is_self_carried(source: SourceFile, scope: ast.AST, key: str) -> bool:
     return False
 
 
-def calls_on_line(source: SourceFile, row: int) -> list[ast.Call]:
-    """Calls whose first line is `row`, outermost first."""
-    calls = [n for n in ast.walk(source.tree) if isinstance(n, ast.Call) and n.lineno == row]
-    calls.sort(key=lambda c: (c.col_offset, -(c.end_col_offset or 0)))
-    return calls
-
-
 def backward_call(source: SourceFile, row: int) -> ast.Call | None:
     """The backward or grad call on line `row` (`loss.backward()`, `torch.autograd.grad(...)`, `g(...)`)."""
     candidates = [n for n in ast.walk(source.tree) if isinstance(n, ast.Call) and n.lineno <= row <= (n.end_lineno or n.lineno)]
@@ -403,11 +396,6 @@ def class_assignments(source: SourceFile, class_name: str, attribute: str) -> li
                     for assignment in assignments(item, f"{receiver}.{attribute}"):
                         found.append((item.name, assignment))
     return found
-
-
-def segment_of(source: SourceFile, node: ast.AST) -> str:
-    """The exact source text of `node` in `source`."""
-    return source.segment(node)
 
 
 def accumulated_value(source: SourceFile, statement: ast.stmt, key: str) -> str | None:

@@ -326,3 +326,21 @@ def test_buggy_shape_is_flagged_with_its_carrier(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(CLEAN))
 def test_correct_shape_is_not_flagged(name: str) -> None:
     assert analyze(_program(CLEAN[name])) == ()
+
+
+def test_transformers_trainer_compute_loss_with_manual_backward() -> None:
+    source = textwrap.dedent("""\
+        from transformers import Trainer
+        import torch.nn.functional as F
+
+        class WeightedTrainer(Trainer):
+            def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+                labels = inputs.pop("labels")
+                outputs = model(**inputs)
+                loss = F.cross_entropy(outputs.logits, labels, weight=self.class_weights)
+                loss.backward()
+                return (loss, outputs) if return_outputs else loss
+        """)
+    (finding,) = analyze(source)
+    assert (finding.code, finding.span.start.row) == ("GG008", 9)
+    assert finding.message.startswith("The transformers Trainer already backward-s what `compute_loss` returns")
