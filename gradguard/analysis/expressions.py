@@ -1025,7 +1025,8 @@ class Evaluator:
                 self.backward_holders.add(current.holder.key)
                 current = current.outer
         for retained_call, (nodes, stamps) in self.retains.items():
-            if retained_call is not info and translate(nodes, stamps, state.epochs) & value.nodes:
+            # The same call counts too: a retaining backward in a loop over one precomputed graph.
+            if translate(nodes, stamps, state.epochs) & value.nodes:
                 self.retains_needed.add(retained_call)
         stale = frozenset(n for n in value.nodes if n in state.freed)
         self.call_roots.setdefault(info, value.top)

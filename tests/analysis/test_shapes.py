@@ -284,6 +284,12 @@ CLEAN = {
             F.mse_loss(head_b(feats), yb).backward()
             opt.step()
         """,
+    "retained-graph-backwarded-in-a-loop": """
+        w = torch.randn(3, requires_grad=True)
+        loss = (w.exp() * 2).sum()
+        for i in range(3):
+            loss.backward(retain_graph=True)
+        """,
     "predictions-detached-for-metrics": """
         model = nn.Linear(4, 3)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
