@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradguard.analysis.facts import Carrier, Cause, Conflict, FileFacts, KeptAlive, NeedlessRetain
-from gradguard.analysis.expressions import Boundary, Met
+from gradguard.analysis.autograd import Boundary, Met
+from gradguard.analysis.facts import (
+    Carrier,
+    Cause,
+    Conflict,
+    FileFacts,
+    KeptAlive,
+    NeedlessRetain,
+)
 from gradguard.analysis.program import Program
-from gradguard.analysis.values import CallInfo, Freed, Kind, Read, Value, generation_of
+from gradguard.analysis.values import CallInfo, Kind, Read, generation_of
 
 
 def facts_of(program: Program, source: str) -> FileFacts:

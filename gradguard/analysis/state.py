@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradguard.analysis.values import GENERATIONS, Freed, Value, generation_of, join, rename, same
+from gradguard.analysis.values import GENERATIONS, Freed, Value, join, rename, same
 
 Defs = frozenset[cst.CSTNode]
 HeapKey = tuple[str, str]

@@ -1,0 +1,268 @@
+"""Backward, grad and optimizer steps in the abstract interpreter: what a pass frees, the conflicts
+it meets (with the carrier found walking back from the root), needless retains, kept graphs."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+from gradguard.analysis.state import Frame, State
+from gradguard.analysis.values import (
+    FRESH,
+    GENERATIONS,
+    UNKNOWN,
+    CallInfo,
+    Freed,
+    Holder,
+    Kind,
+    Read,
+    Value,
+    generation_of,
+    stamps_of,
+    translate,
+)
+
+Args = list[tuple[cst.BaseExpression | None, Value]]
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """A read of a holder whose value was already stale when it fed the failing graph."""
+
+    read: Read
+    loops: tuple[cst.CSTNode, ...]  # the loops around the creation of the stale value
+    old: bool  # the stale value was made by an earlier evaluation of its expression
+
+
+@dataclass(frozen=True)
+class Met:
+    """A backward that reached freed nodes, with what was known at that moment."""
+
+    failing: CallInfo
+    freed_by: CallInfo
+    value: Value
+    stale: frozenset[int]
+    why: Freed
+    boundary: tuple[Boundary, ...]
+    created_loops: tuple[cst.CSTNode, ...]
+
+
+
+class AutogradEvents:
+    """What backward-like calls do to the state (a mixin of `Evaluator`)."""
+
+    # -- backward, grad, optimizers ------------------------------------------------------
+
+    def call_info(self, call: cst.CSTNode, kind: str, root_expr: cst.CSTNode | None, retain: bool,
+                  create_graph: bool, frame: Frame) -> CallInfo:
+        key = (id(call), tuple(id(loop) for loop in frame.loops))
+        info = self.call_infos.get(key)
+        if info is None:
+            root_text = ""
+            if root_expr is not None:
+                root_text = self.code_of(root_expr)
+            info = CallInfo(call, self.statement(frame), kind, root_text, root_expr, retain, create_graph,
+                            tuple(frame.loops), frame.function.qualname if frame.function else "<module>")
+            self.call_infos[key] = info
+        return info
+
+    def code_of(self, node: cst.CSTNode) -> str:
+        return cst.Module(body=[]).code_for_node(node)
+
+    def retain_flag(self, call: cst.Call, keyword: str, positional: Value | None,
+                    positional_expr: cst.CSTNode | None = None) -> bool | None:
+        """True/False for a literal flag, None when it is an expression the model cannot decide."""
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == keyword:
+                value = arg.value
+                if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+                    return value.value == "True"
+                return None
+        if positional_expr is not None:
+            if isinstance(positional_expr, cst.Name) and positional_expr.value in ("True", "False", "None"):
+                return positional_expr.value == "True"
+            return None
+        return False
+
+    def backward(self, call: cst.Call, kind: str, roots: Args, kwargs: dict[str, Value], state: State,
+                 frame: Frame, positional_retain: Value | None, positional_exprs: list | None = None) -> None:
+        """A backward pass over `roots`: report freed nodes it reaches, then free what it traverses."""
+        retain_expr = positional_exprs[1] if positional_exprs and len(positional_exprs) > 1 else None
+        create_expr = positional_exprs[2] if positional_exprs and len(positional_exprs) > 2 else None
+        retain = self.retain_flag(call, "retain_graph", positional_retain, retain_expr)
+        create = self.retain_flag(call, "create_graph", None, create_expr)
+        keeps = retain is not False or create is not False
+        for expr, value in roots:
+            value = self.ensure_graph(expr, value, state, frame)
+            info = self.call_info(call, kind, expr, retain is True or create is True, create is True, frame)
+            holder = self.holder_of(expr, state, frame) if expr is not None else None
+            if holder is not None:
+                self.backward_holders.add(holder.key)
+                self.root_defs[info] = self.root_defs.get(info, frozenset()) | self.defs_of(holder, state, frame)
+            self.reach(info, value, state)
+            self.release(info, value, keeps, state)
+
+    def ensure_graph(self, expr: cst.BaseExpression | None, value: Value, state: State, frame: Frame) -> Value:
+        """A value being backward-ed carries a graph, even when the model did not see it built
+        (a model from another library called on data): give it a node where it was assigned."""
+        if value.nodes or value.kind is not Kind.UNKNOWN:
+            return value
+        holder = self.holder_of(expr, state, frame) if expr is not None else None
+        defs = self.defs_of(holder, state, frame) if holder is not None else frozenset()
+        anchor: cst.CSTNode | None = next(iter(defs)) if len(defs) == 1 else expr
+        if anchor is None:
+            return value
+        made = self.derive(anchor, [(None, value)], state, frame, source=True)
+        if value is not UNKNOWN:
+            state.replace_everywhere(value, made)
+        elif holder is not None:
+            self.rebind(holder, made, state, frame)
+        return made
+
+    def rebind(self, holder: Holder, value: Value, state: State, frame: Frame) -> None:
+        """Change what a holder holds without counting it as an assignment."""
+        if holder.kind == "variable":
+            name = holder.key[0]
+            index = 0 if name in frame.global_names or name not in state.frames[-1] else len(state.frames) - 1
+            state.frames[index][name] = value
+        elif holder.key[0] != "<opaque>":
+            state.heap[holder.key] = value  # type: ignore[index]
+
+    def reach(self, info: CallInfo, value: Value, state: State) -> None:
+        """Record a conflict if the pass reaches nodes that are already freed."""
+        self.backwarded.update(value.nodes)
+        for read in self.reads_behind(value.top):
+            current: Read | None = read
+            while current is not None:
+                self.backward_holders.add(current.holder.key)
+                current = current.outer
+        for retained_call, (nodes, stamps) in self.retains.items():
+            # The same call counts too: a retaining backward in a loop over one precomputed graph.
+            if translate(nodes, stamps, state.epochs) & value.nodes:
+                self.retains_needed.add(retained_call)
+        stale = frozenset(n for n in value.nodes if n in state.freed)
+        self.call_roots.setdefault(info, value.top)
+        # Only freed nodes that kept saved tensors make the second pass fail.
+        failing = frozenset(n for n in stale if n // GENERATIONS in self.saving)
+        if not failing:
+            return
+        strong = frozenset(n for n in failing if not state.freed[n].weak)
+        why = state.freed[min(strong or stale)]
+        key = (id(info), id(why.call))
+        if key not in self.conflicts:
+            boundary = tuple(self.boundary(value, stale, state.epochs))
+            if not strong and not self._accumulating(boundary):
+                return
+            created = self.origins.get(min(stale))
+            self.conflicts[key] = Met(info, why.call, value, stale, why, boundary,
+                                      created.loops if created is not None else ())
+
+    def _accumulating(self, boundary: tuple[Boundary, ...]) -> bool:
+        """Whether a stale graph is reached through a container that grows across iterations
+        (only then is an old node that may or may not be freed worth a finding)."""
+        for found in boundary:
+            current: Read | None = found.read
+            while current is not None:
+                key = current.holder.key
+                if key in self.appended_holders and key not in self.reset_holders:
+                    return True
+                current = current.outer
+        return False
+
+    def boundary(self, value: Value, stale: frozenset[int], epochs: dict[int, int]) -> list[Boundary]:
+        """Reads of a holder whose own value was stale, walking back from a root over fresh nodes."""
+        found: list[Boundary] = []
+        seen: set[int] = set()
+        queue = [n for n in value.top if n not in stale]
+        while queue:
+            node = queue.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            origin = self.origins.get(node)
+            if origin is None:
+                continue
+            for read in origin.reads:
+                top = origin.now(read.top, epochs)
+                reached = top & stale
+                if reached:
+                    if all(b.read is not read for b in found):
+                        created = self.origins.get(min(reached))
+                        found.append(Boundary(read, created.loops if created is not None else (),
+                                              all(generation_of(n) for n in reached)))
+                else:
+                    queue.extend(n for n in top if n not in seen)
+            queue.extend(n for n in origin.now(origin.parents, epochs) if n not in seen and n not in stale)
+        return found
+
+    def reads_behind(self, tops: frozenset[int]) -> list[Read]:
+        """Every read of a holder behind some nodes (what fed a backward's root)."""
+        found: list[Read] = []
+        seen: set[int] = set()
+        queue = list(tops)
+        while queue and len(seen) < 2000:
+            node = queue.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            origin = self.origins.get(node)
+            if origin is None:
+                continue
+            found.extend(origin.reads)
+            queue.extend(origin.parents)
+        return found
+
+    def release(self, info: CallInfo, value: Value, keeps: bool, state: State) -> None:
+        """Free the nodes a non-retaining pass traversed."""
+        if keeps:
+            previous, _ = self.retains.get(info, (frozenset(), {}))
+            if not previous:
+                self.retains[info] = (value.nodes, stamps_of(value.nodes, state.epochs))
+            return
+        self.call_roots[info] = self.call_roots.get(info, frozenset()) | value.top
+        if info not in self.call_reads:
+            self.call_reads[info] = tuple(self.reads_behind(value.top))
+        for node in value.nodes:
+            known = state.freed.get(node)
+            if known is None or known.weak:
+                state.freed[node] = Freed(info)
+
+    def grad(self, call: cst.Call, args: Args, kwargs: dict[str, Value], state: State, frame: Frame) -> Value:
+        """`torch.autograd.grad(outputs, inputs, ...)`: frees the part between outputs and inputs."""
+        outputs = args[0] if args else (None, kwargs.get("outputs", UNKNOWN))
+        inputs = args[1][1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN)
+        positional = [a for a, _ in args]
+        retain = self.retain_flag(call, "retain_graph", None, positional[3] if len(positional) > 3 else None)
+        create = self.retain_flag(call, "create_graph", None, positional[4] if len(positional) > 4 else None)
+        expr, value = outputs
+        value = self.ensure_graph(expr, value, state, frame)
+        info = self.call_info(call, "grad", expr, retain is True or create is True, create is True, frame)
+        self.reach(info, value, state)
+        traversed = replace(value, nodes=value.nodes - inputs.nodes)
+        self.release(info, traversed, retain is not False or create is not False, state)
+        if create is not False:
+            return self.derive(call, [(expr, value), (None, inputs)], state, frame, source=True)
+        return FRESH
+
+    def optimizer_step(self, optimizer: Value, label: str | None, state: State) -> None:
+        """Remember which optimizer stepped since each node was freed."""
+        owner = optimizer.ref if isinstance(optimizer.ref, str) else (label or "optimizer")
+        for node, why in list(state.freed.items()):
+            if owner not in why.stepped:
+                state.freed[node] = Freed(why.call, why.stepped | {owner}, why.weak)
+
+    def note_accumulation(self, target: cst.BaseExpression, item: Value, item_expr: cst.CSTNode | None,
+                          statement: cst.CSTNode, state: State, frame: Frame, container: bool) -> None:
+        """`total += loss` or `losses.append(loss)` inside a loop, kept for GG010."""
+        if not frame.loops or not item.nodes or item_expr is None:
+            return
+        holder = self.holder_of(target, state, frame)
+        if holder is None:
+            return
+        if container:
+            self.appended_holders.add(holder.key)
+        previous = self.accumulations.get(statement)
+        nodes = item.nodes | (previous[5] if previous else frozenset())
+        self.accumulations[statement] = (holder, statement, item_expr, container, frame.loops[-1], nodes)
+
+

@@ -1,0 +1,351 @@
+"""Calls in the abstract interpreter: backward and grad, torch functions known by their qualified
+name, functions and classes of the file (inlined), modules (graph sources), containers, optimizers."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from gradguard.analysis import knowledge as K
+from gradguard.analysis.names import dotted
+from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
+from gradguard.analysis.values import (
+    DATA,
+    FRESH,
+    NONE,
+    SCALAR,
+    UNKNOWN,
+    Kind,
+    Value,
+    cut,
+)
+
+Args = list[tuple[cst.BaseExpression | None, Value]]
+
+
+class CallEvaluation:
+    """How the evaluator handles a call, by what the callee is (a mixin of `Evaluator`)."""
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def eval_call(self, call: cst.Call, state: State, frame: Frame) -> Value:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            return self.eval_method_call(call, func, state, frame)
+        name = self.qualified(func, state, frame)
+        if name is not None:
+            return self.eval_known_call(call, name, state, frame)
+        callee = self.eval(func, state, frame)
+        args, kwargs = self.eval_args(call, state, frame)
+        return self.call_value(call, callee, dotted(func), args, kwargs, state, frame)
+
+    def eval_args(self, call: cst.Call, state: State, frame: Frame) -> tuple[Args, dict[str, Value]]:
+        args: Args = []
+        kwargs: dict[str, Value] = {}
+        for arg in call.args:
+            value = self.eval(arg.value, state, frame)
+            if arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+                args_entry = None
+            else:
+                args_entry = (arg.value, value)
+            if args_entry is not None and not arg.star:
+                args.append(args_entry)
+            elif arg.star:
+                kwargs[f"*{len(kwargs)}"] = value
+        return args, kwargs
+
+    def call_value(self, call: cst.Call, callee: Value, label: str | None, args: Args,
+                   kwargs: dict[str, Value], state: State, frame: Frame) -> Value:
+        """Call a value: a function or class of this file, a module, or something opaque."""
+        if callee.kind is Kind.FUNCTION and isinstance(callee.ref, FunctionInfo):
+            return self.call_function(callee.ref, args, kwargs, state, frame, None, call)
+        if callee.kind is Kind.CLASS and isinstance(callee.ref, ClassInfo):
+            return self.instantiate(callee.ref, args, kwargs, state, frame, call, label)
+        if callee.kind is Kind.INSTANCE and isinstance(callee.ref, ClassInfo):
+            method = self.method_of(callee.ref, "forward") or self.method_of(callee.ref, "__call__")
+            if method is not None:
+                result = self.call_function(method, args, kwargs, state, frame, callee, call)
+                return self.run_hooks(call, callee, args, result, state, frame)
+        operands: Args = [*args, *((None, v) for v in kwargs.values())]
+        is_module = callee.kind is Kind.MODULE or (callee.kind is Kind.INSTANCE)
+        if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or (label is not None and label in self.frozen):
+            return self.derive(call, operands, state, frame, consumer=label)
+        if is_module or (callee.kind is Kind.UNKNOWN and label is not None and label in self.module_names):
+            result = self.derive(call, operands, state, frame, source=True, consumer=label)
+            result = replace(result, label=label)
+            result = self.shape_recurrent(callee, result)
+            return self.run_hooks(call, callee, args, result, state, frame)
+        return self.derive(call, operands, state, frame, consumer=label)
+
+    def shape_recurrent(self, callee: Value, result: Value) -> Value:
+        """`nn.LSTM` returns `(output, (h, c))`; `nn.GRU` and `nn.RNN` return `(output, h)`."""
+        if callee.qual in K.RECURRENT_TUPLE_STATE:
+            part = replace(result, elems=None)
+            state_value = Value(Kind.TUPLE, result.nodes, result.top, True, (part, part))
+            return Value(Kind.TUPLE, result.nodes, result.top, True, (part, state_value), label=result.label)
+        if callee.qual in K.RECURRENT_TUPLE_CELLS:
+            part = replace(result, elems=None)
+            return Value(Kind.TUPLE, result.nodes, result.top, True, (part, part), label=result.label)
+        if callee.qual in K.RECURRENT_TENSOR_STATE:
+            part = replace(result, elems=None)
+            return Value(Kind.TUPLE, result.nodes, result.top, True, (part, part), label=result.label)
+        return result
+
+    def run_hooks(self, call: cst.Call, module: Value, args: Args, output: Value, state: State,
+                  frame: Frame) -> Value:
+        """Forward hooks registered on modules see every module call's output."""
+        hooks = state.heap.get(("<hooks>", "forward"))
+        if hooks is None or hooks.elems is None:
+            return output
+        for hook in hooks.elems:
+            if hook.kind is Kind.FUNCTION and isinstance(hook.ref, FunctionInfo):
+                inputs = self.container_of(Kind.TUPLE, [v for _, v in args])
+                self.call_function(hook.ref, [(None, module), (None, inputs), (None, output)], {},
+                                   state, frame, None, call)
+        return output
+
+    def eval_known_call(self, call: cst.Call, name: str, state: State, frame: Frame) -> Value:
+        """A call of an imported callable, known by its qualified name."""
+        args, kwargs = self.eval_args(call, state, frame)
+        if name in K.BACKWARD_FUNCTIONS:
+            roots = args[:1] or [(None, kwargs.get("tensors", UNKNOWN))]
+            self.backward(call, "backward", roots, kwargs, state, frame, positional_retain=None)
+            return NONE
+        if name in K.GRAD_FUNCTIONS:
+            return self.grad(call, args, kwargs, state, frame)
+        if name in K.CUT_FUNCTIONS or name in K.NO_GRAD or name in K.ENABLE_GRAD:
+            return SCALAR if name not in ("torch.tensor", "torch.as_tensor", "torch.from_numpy") else FRESH
+        if name in K.FACTORIES:
+            requires = kwargs.get("requires_grad")
+            flag = self._literal_kwarg(call, "requires_grad")
+            return Value(Kind.TENSOR, grad=bool(requires is not None and flag is not False))
+        if name in K.PARAMETER_TYPES:
+            return Value(Kind.TENSOR, grad=True)
+        if name in K.DATA_FUNCTIONS:
+            return DATA
+        if name in ("zip", "reversed", "list", "tuple", "sorted", "iter", "next", "set", "dict", "enumerate"):
+            values = [v for _, v in args]
+            if values and all(v.kind is Kind.DATA for v in values):
+                return DATA
+            via = tuple(self.reads_of(args, state, frame, None))
+            if name in ("list", "tuple") and values and values[0].kind in (Kind.LIST, Kind.TUPLE):
+                merged = replace(values[0], kind=Kind.LIST if name == "list" else Kind.TUPLE)
+            else:
+                merged = self.container_of(Kind.LIST, [self.element_of(v) if name in ("zip", "enumerate") else v
+                                                       for v in values])
+            return replace(merged, via=via or merged.via)
+        if name in K.MODULE_WRAPPERS:
+            return args[0][1] if args else UNKNOWN
+        if name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper():
+            owner = self._optimizer_owner(call)
+            if "lr_scheduler" in name:
+                return UNKNOWN
+            return Value(Kind.OPTIMIZER, ref=owner, qual=name)
+        if name in K.MODULE_CONTAINERS:
+            members = [self.member_of(v) for _, v in args]
+            instances = [m for m in members if m is not None]
+            member = instances[0] if instances and len(instances) == len(members) else None
+            return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member)
+        if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
+            return Value(Kind.MODULE, qual=name, label=dotted(call.func))
+        if name.startswith(K.DISTRIBUTION_PREFIX) and name.rsplit(".", 1)[-1][:1].isupper():
+            operands: Args = [*args, *((None, v) for v in kwargs.values())]
+            result = self.derive(call, operands, state, frame)
+            return replace(result, qual=name, kind=Kind.UNKNOWN)
+        operands = [*args, *((None, v) for v in kwargs.values())]
+        if name in ("sum", "max", "min", "torch.stack", "torch.cat", "torch.sum", "torch.mean"):
+            flat = [(e, self.element_of(v) if v.kind in (Kind.LIST, Kind.TUPLE) and not v.elems else v)
+                    for e, v in operands]
+            flat = [(e, v) if v.kind not in (Kind.LIST, Kind.TUPLE) else (e, v) for e, v in flat]
+            return self.derive(call, operands, state, frame)
+        return self.derive(call, operands, state, frame, consumer=dotted(call.func))
+
+    @staticmethod
+    def member_of(value: Value) -> Value | None:
+        """The module of this file that a value is, or that a list of modules holds."""
+        if value.kind is Kind.INSTANCE:
+            return value
+        if isinstance(value.ref, Value) and value.ref.kind is Kind.INSTANCE:
+            return value.ref
+        return None
+
+    @staticmethod
+    def _literal_positional(call: cst.Call, default: bool) -> bool | None:
+        """The literal True/False first argument of a call (its default when there is none)."""
+        if not call.args:
+            return default
+        value = call.args[0].value
+        if isinstance(value, cst.Name) and value.value in ("True", "False"):
+            return value.value == "True"
+        return None
+
+    def freeze(self, value: Value, label: str | None) -> None:
+        """`requires_grad_(False)` on a module or on each of its parameters: calls of that module
+        build no graph of their own any more."""
+        if value.label and value.label.startswith("params:"):
+            self.frozen.add(value.label.removeprefix("params:"))
+        elif label is not None and (value.kind in (Kind.MODULE, Kind.INSTANCE) or label in self.module_names):
+            self.frozen.add(label)
+
+    def _literal_kwarg(self, call: cst.Call, keyword: str) -> bool | None:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == keyword:
+                if isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False"):
+                    return arg.value.value == "True"
+                return None
+        return False
+
+    def _optimizer_owner(self, call: cst.Call) -> str | None:
+        """`Adam(netD.parameters())` is owned by `netD`."""
+        if not call.args:
+            return None
+        first = call.args[0].value
+        if isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute) \
+                and first.func.attr.value in ("parameters", "named_parameters"):
+            return dotted(first.func.value)
+        return None
+
+    def eval_method_call(self, call: cst.Call, func: cst.Attribute, state: State, frame: Frame) -> Value:
+        method = func.attr.value
+        name = self.qualified(func, state, frame)
+        if name is not None:
+            return self.eval_known_call(call, name, state, frame)
+        receiver = self.eval(func.value, state, frame)
+        label = dotted(func.value)
+        if receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
+            info = self.method_of(receiver.ref, method)
+            if info is not None:
+                args, kwargs = self.eval_args(call, state, frame)
+                result = self.call_function(info, args, kwargs, state, frame, receiver, call)
+                if "step" in method and receiver.ref.is_optimizer:
+                    # An optimizer of this file (SAM's first_step/second_step) updates weights.
+                    self.optimizer_step(receiver, label, state)
+                return result
+            if method in ("parameters", "named_parameters", "buffers"):
+                self.eval_args(call, state, frame)
+                return Value(Kind.LIST, grad=method != "buffers")
+            if method in ("register_buffer", "register_parameter") and call.args:
+                args, _ = self.eval_args(call, state, frame)
+                name_node = call.args[0].value
+                if isinstance(name_node, cst.SimpleString) and len(args) > 1:
+                    stored = cut(args[1][1]) if method == "register_buffer" else Value(Kind.TENSOR, grad=True)
+                    key = (receiver.ref.key, name_node.evaluated_value)
+                    state.heap[key] = stored
+                    statement = self.statement(frame)
+                    if statement is not None:
+                        state.hdefs[key] = frozenset({statement})
+                return NONE
+            if method == "manual_backward":
+                args, kwargs = self.eval_args(call, state, frame)
+                self.backward(call, "backward", args[:1], kwargs, state, frame, positional_retain=None)
+                return NONE
+        if receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
+            stored = state.heap.get((receiver.ref.key, method))
+            attribute = stored if stored is not None else self.attribute_value(receiver, func, state, frame)
+            if attribute.kind in (Kind.FUNCTION, Kind.MODULE, Kind.INSTANCE, Kind.CLASS) or (
+                    attribute.kind is Kind.TENSOR and attribute.grad and stored is None):
+                args, kwargs = self.eval_args(call, state, frame)
+                if attribute.kind is Kind.TENSOR:
+                    attribute = Value(Kind.MODULE, label=dotted(func))
+                return self.call_value(call, attribute, dotted(func), args, kwargs, state, frame)
+        if method == "backward":
+            args, kwargs = self.eval_args(call, state, frame)
+            if receiver.nodes or receiver.grad or not args:
+                self.backward(call, "backward", [(func.value, receiver)], kwargs, state, frame,
+                              positional_retain=args[1][1] if len(args) > 1 else None,
+                              positional_exprs=[a for a, _ in args])
+            else:
+                self.backward(call, "backward", args[:1], kwargs, state, frame, positional_retain=None)
+            return NONE
+        if method in K.FRESH_METHODS:
+            self.eval_args(call, state, frame)
+            return FRESH
+        if method in K.CUT_METHODS:
+            self.eval_args(call, state, frame)
+            return cut(receiver) if receiver.kind is not Kind.DATA else DATA
+        if method in K.INPLACE_CUT_METHODS:
+            self.eval_args(call, state, frame)
+            if method == "requires_grad_":
+                wanted = self._literal_positional(call, default=True)
+                if wanted is False:
+                    self.freeze(receiver, label)
+                    return receiver
+                updated = replace(receiver, grad=True)
+            else:
+                updated = cut(receiver)
+            state.replace_everywhere(receiver, updated)
+            return updated
+        if method in ("append", "extend", "insert", "add", "update", "appendleft", "setdefault"):
+            args, kwargs = self.eval_args(call, state, frame)
+            item = args[-1][1] if args else UNKNOWN
+            if method == "extend" and item.kind in (Kind.LIST, Kind.TUPLE):
+                item = replace(item, kind=Kind.UNKNOWN, elems=None)
+            if receiver.kind in (Kind.LIST, Kind.DICT) or (
+                    receiver.kind is Kind.UNKNOWN and not receiver.grad and not receiver.nodes):
+                updated = self.container_add(receiver, item)
+                statement = self.statement(frame)
+                if statement is not None:
+                    self.store_in_place(func.value, updated, state, frame, statement)
+                    if args:
+                        self.note_accumulation(func.value, item, args[-1][0], statement, state, frame, container=True)
+                return NONE
+            return NONE
+        if method in ("clear",) and receiver.kind in (Kind.LIST, Kind.DICT, Kind.UNKNOWN):
+            statement = self.statement(frame)
+            if statement is not None:
+                self.store_in_place(func.value, Value(receiver.kind if receiver.kind is not Kind.UNKNOWN else Kind.LIST),
+                                    state, frame, statement)
+            return NONE
+        if method in ("pop", "popleft", "get", "values", "items", "copy") and receiver.kind in (Kind.LIST, Kind.DICT, Kind.UNKNOWN):
+            self.eval_args(call, state, frame)
+            if method in ("values", "items", "copy"):
+                return receiver
+            return self.element_of(receiver) if receiver.kind is not Kind.UNKNOWN else receiver
+        if method == "step" and receiver.kind is Kind.OPTIMIZER:
+            args, kwargs = self.eval_args(call, state, frame)
+            closure = args[0][1] if args else kwargs.get("closure")
+            if closure is not None and closure.kind is Kind.FUNCTION and isinstance(closure.ref, FunctionInfo):
+                times = 2 if receiver.qual in K.MULTI_CLOSURE_OPTIMIZERS else 1
+                for _ in range(times):
+                    self.call_function(closure.ref, [], {}, state, frame, None, call)
+            self.optimizer_step(receiver, label, state)
+            return UNKNOWN
+        if method in ("zero_grad", "train", "eval", "to", "cuda", "cpu") and (
+                receiver.kind in (Kind.MODULE, Kind.OPTIMIZER, Kind.INSTANCE) or label in self.module_names):
+            self.eval_args(call, state, frame)
+            return receiver
+        if method == "register_forward_hook":
+            args, _ = self.eval_args(call, state, frame)
+            if args:
+                hooks = state.heap.get(("<hooks>", "forward"))
+                existing = hooks.elems if hooks is not None and hooks.elems is not None else ()
+                state.heap[("<hooks>", "forward")] = Value(Kind.TUPLE, elems=(*existing, args[0][1]))
+            return UNKNOWN
+        if method == "sample" and receiver.qual and receiver.qual.startswith(K.DISTRIBUTION_PREFIX):
+            self.eval_args(call, state, frame)
+            return FRESH
+        if method == "scale" and receiver.kind is not Kind.TENSOR:
+            args, kwargs = self.eval_args(call, state, frame)
+            return args[0][1] if args else UNKNOWN
+        args, kwargs = self.eval_args(call, state, frame)
+        operands: Args = [(func.value, receiver), *args, *((None, v) for v in kwargs.values())]
+        if method in K.INPLACE_OPS and (receiver.nodes or receiver.grad):
+            updated = self.derive(call, operands, state, frame)
+            state.replace_everywhere(receiver, updated)
+            return updated
+        if receiver.kind is Kind.MODULE or (label is not None and label in self.module_names):
+            if method in ("parameters", "named_parameters"):
+                return Value(Kind.LIST, grad=True, label=f"params:{label}")
+            if method in K.MODULE_EVIDENCE_METHODS or method in ("named_buffers",):
+                return UNKNOWN
+            result = self.derive(call, operands[1:], state, frame, source=True, consumer=dotted(func))
+            return result
+        if receiver.kind is Kind.DATA:
+            return DATA
+        if receiver.kind in (Kind.UNKNOWN, Kind.NONE, Kind.SCALAR) and not (receiver.nodes or receiver.grad):
+            if any(v.nodes or v.grad for _, v in operands[1:]):
+                return self.derive(call, operands[1:], state, frame, consumer=dotted(func))
+            return UNKNOWN
+        return self.derive(call, operands, state, frame)
+
