@@ -213,6 +213,12 @@ class CallEvaluation:
             return self.eval_known_call(call, name, state, frame)
         receiver = self.eval(func.value, state, frame)
         label = dotted(func.value)
+        own = self.method_of(receiver.ref, method) if isinstance(receiver.ref, ClassInfo) else None
+        if receiver.kind in (Kind.INSTANCE, Kind.MODULE) and method in K.MODULE_RETURNS_SELF and own is None:
+            args, _ = self.eval_args(call, state, frame)
+            if method == "requires_grad_" and self._literal_positional(call, default=True) is False:
+                self.freeze(receiver, label)
+            return receiver
         if receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
             info = self.method_of(receiver.ref, method)
             if info is not None:

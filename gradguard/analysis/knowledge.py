@@ -130,3 +130,9 @@ NON_SAVING_FUNCTIONS = frozenset(
                                  "unsqueeze", "transpose", "permute", "add", "sub", "neg", "chunk",
                                  "split", "hstack", "vstack", "concat", "concatenate", "unbind")
 )
+
+# nn.Module methods that return the module itself (`model = Net().to(device)`).
+MODULE_RETURNS_SELF = frozenset(
+    {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "requires_grad_",
+     "share_memory", "apply", "type", "to_empty", "xpu", "mps"}
+)

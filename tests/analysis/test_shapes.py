@@ -88,6 +88,27 @@ BUGGY = {
             loss.backward()  # GG007 u
             opt.step()
         """),
+    "lstm-state-on-module-moved-to-device": ("""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gru = nn.GRU(4, 8, batch_first=True)
+                self.fc = nn.Linear(8, 1)
+                self.h = None
+
+            def forward(self, x):
+                out, self.h = self.gru(x, self.h)
+                return self.fc(out[:, -1])
+
+        model = Net().to("cpu")
+        model.train()
+        opt = torch.optim.Adam(model.parameters())
+        for x, y in loader:
+            opt.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            loss.backward()  # GG003 self.h
+            opt.step()
+        """),
     "lstm-state-on-module": ("""
         class Net(nn.Module):
             def __init__(self):
