@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 from collections.abc import Callable
 from types import ModuleType
@@ -21,11 +22,13 @@ DYNAMO = "torch._dynamo"
 
 
 def exclude_gradguard() -> bool:
-    """Add gradguard's folder to dynamo's skip list; False when this dynamo has no such API."""
+    """Add gradguard's folder to dynamo's skip list once; False when this dynamo has no such API."""
     try:
         from torch._dynamo import trace_rules
 
-        trace_rules.add("gradguard")
+        folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        if not any(os.path.abspath(entry).rstrip(os.sep) == folder for entry in trace_rules.SKIP_DIRS):
+            trace_rules.add("gradguard")
     except Exception:  # noqa: BLE001 - a future dynamo without trace_rules.add: the wrapper still works
         return False
     return True

@@ -57,6 +57,24 @@ def _import_torch() -> Any:
 class _State:
     """Everything one installation owns. Reachable only through the wrapper installed in torch."""
 
+    __slots__ = (
+        "active",
+        "classifier",
+        "contexts",
+        "deep",
+        "deep_contexts",
+        "deep_explicit",
+        "diagnoses",
+        "dynamo_excluded",
+        "dynamo_watcher",
+        "excepthook",
+        "explaining",
+        "explicit",
+        "log",
+        "patches",
+        "torch",
+    )
+
     def __init__(self, torch: Any) -> None:
         self.torch = torch
         self.log = CallLog()
@@ -72,6 +90,9 @@ class _State:
         self.dynamo_excluded = False
         self.excepthook: Callable[..., Any] | None = None
         self.dynamo_watcher: DynamoWatcher | None = None
+        # One diagnosis at a time: errors on several threads at once are explained in turn (and
+        # CPython 3.11's ast.parse is not safe to run from several threads at once).
+        self.explaining = threading.RLock()
 
     # -- error path -------------------------------------------------------------------------------
 
@@ -119,7 +140,8 @@ class _State:
                 caller=self.classifier.first_outside(sys._getframe()),
                 held_roots=self.deep.held() if self.deep is not None else (),
             )
-            diagnosis = explain(failure, kind)
+            with self.explaining:
+                diagnosis = explain(failure, kind)
             note = render.note_text(diagnosis)
         except Exception as error:  # noqa: BLE001 - the original error must propagate untouched
             diagnosis = None
@@ -180,6 +202,21 @@ def _is_traced(value: Any, torch: Any) -> bool:
         return False
 
 
+def _root_seqs(outputs: Any, torch: Any) -> tuple[int, ...] | None:
+    """Sequence numbers of up to four roots (-1 without grad_fn); None while compile traces a backward."""
+    tensor_type = torch.Tensor
+    seqs = []
+    for item in outputs[:4]:
+        if isinstance(item, tensor_type):
+            if type(item) is not tensor_type and _is_traced(item, torch):
+                return None
+            node = item.grad_fn
+        else:
+            node = getattr(item, "node", None)
+        seqs.append(node._sequence_nr() if node is not None else -1)
+    return tuple(seqs)
+
+
 def _make_engine_wrapper(original: Callable[..., Any], state: _State) -> Callable[..., Any]:
     torch = state.torch
     tensor_type = torch.Tensor
@@ -198,17 +235,13 @@ def _make_engine_wrapper(original: Callable[..., Any], state: _State) -> Callabl
             return original(t_outputs, *args, **kwargs)
         if not state.dynamo_excluded and DYNAMO in modules:
             state.exclude_from_dynamo()
-        seqs = []
-        for item in t_outputs[:4]:
-            if type(item) is tensor_type:
-                node = item.grad_fn
-            elif isinstance(item, tensor_type):
-                if _is_traced(item, torch):
-                    return original(t_outputs, *args, **kwargs)
-                node = item.grad_fn
-            else:
-                node = getattr(item, "node", None)
-            seqs.append(node._sequence_nr() if node is not None else -1)
+        if len(t_outputs) == 1 and type(t_outputs[0]) is tensor_type:
+            node = t_outputs[0].grad_fn
+            seqs: tuple[int, ...] | None = (node._sequence_nr() if node is not None else -1,)
+        else:
+            seqs = _root_seqs(t_outputs, torch)
+            if seqs is None:
+                return original(t_outputs, *args, **kwargs)
         frame = getframe(1)
         fallback = None
         while frame is not None:
@@ -227,7 +260,7 @@ def _make_engine_wrapper(original: Callable[..., Any], state: _State) -> Callabl
             next_index(),
             frame.f_code if frame is not None else None,
             frame.f_lasti if frame is not None else 0,
-            tuple(seqs),
+            seqs,
             retain,
             not kwargs.get("accumulate_grad", True),
             get_ident(),

@@ -119,11 +119,20 @@ def load(filename: str, cache: dict[str, SourceFile | None]) -> SourceFile | Non
     parsed: SourceFile | None = None
     if text:
         try:
-            parsed = SourceFile(filename, text, ast.parse(text))
-        except (SyntaxError, ValueError, RecursionError):
+            parsed = SourceFile(filename, text, _parse(text))
+        except (SyntaxError, ValueError, RecursionError, SystemError):
             parsed = None
     cache[filename] = parsed
     return parsed
+
+
+def _parse(text: str) -> ast.Module:
+    """`ast.parse`, retried once: CPython 3.11 can raise a spurious SystemError ("AST constructor
+    recursion depth mismatch") when another thread parses at the same moment."""
+    try:
+        return ast.parse(text)
+    except SystemError:
+        return ast.parse(text)
 
 
 def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
