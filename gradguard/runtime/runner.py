@@ -7,16 +7,48 @@ diagnosis is also written as JSON (`null` when nothing was diagnosed).
 
 from __future__ import annotations
 
+import builtins
+import importlib.machinery
+import io
 import json
 import os
 import runpy
 import sys
 import threading
+import types
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from gradguard.runtime import monitor as _monitor
+
+
+def _run_script(target: str) -> None:
+    """Run a script file as `python target` does: `__file__` absolute, `sys.argv[0]` as given.
+
+    (`runpy.run_path` would set `sys.argv[0]` to the path it is given; python keeps what the user
+    typed and makes only `__file__` absolute.)
+    """
+    path = os.path.abspath(target)
+    with io.open_code(path) as handle:
+        source = handle.read()
+    code = compile(source, path, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(
+        __file__=path,
+        __cached__=None,
+        __package__=None,
+        __spec__=None,
+        __loader__=importlib.machinery.SourceFileLoader("__main__", path),
+        __builtins__=builtins,
+    )
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -117,6 +149,8 @@ def run_program(target: str, args: list[str], *, module: bool, report: str | Non
         try:
             if module:
                 runpy.run_module(target, run_name="__main__", alter_sys=True)
+            elif os.path.isfile(target):
+                _run_script(target)
             else:
                 runpy.run_path(target, run_name="__main__")
             code = 0

@@ -36,7 +36,9 @@ def _validate(report: object) -> None:
     jsonschema.validate(report, REPORT_SCHEMA)
 
 
-def test_script_sees_the_same_argv_main_and_path(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_script_sees_the_same_argv_main_and_path(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     script = _write(
         tmp_path,
         "prog.py",
@@ -49,10 +51,11 @@ def test_script_sees_the_same_argv_main_and_path(tmp_path: Path, capfd: pytest.C
     )
     saved_argv = list(sys.argv)
     report = tmp_path / "report.json"
-    assert run_program(str(script), ["--epochs", "3", "x y"], module=False, report=str(report)) == 0
+    monkeypatch.chdir(tmp_path)
+    assert run_program("prog.py", ["--epochs", "3", "x y"], module=False, report=str(report)) == 0
     seen = json.loads(capfd.readouterr().out.strip().splitlines()[-1])
     assert seen == {
-        "argv": [str(script), "--epochs", "3", "x y"],
+        "argv": ["prog.py", "--epochs", "3", "x y"],
         "name": "__main__",
         "file": str(script),
         "path0": str(tmp_path),
