@@ -8,6 +8,7 @@ import os
 import pty
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -147,6 +148,10 @@ def test_progress_bar_on_a_terminal_for_a_long_run(project: Project) -> None:
     for index in range(40):
         project.write(f"pkg/train{index}.py", GG001_SOURCE * 40)
     leader, follower = pty.openpty()
+    shown_chunks: list[str] = []
+    # Drain the terminal while gradguard runs: a full pty buffer would block the progress bar.
+    reader = threading.Thread(target=lambda: shown_chunks.append(_read_all(leader)), daemon=True)
+    reader.start()
     done = subprocess.run(
         [
             sys.executable,
@@ -166,7 +171,8 @@ def test_progress_bar_on_a_terminal_for_a_long_run(project: Project) -> None:
         timeout=300,
     )
     os.close(follower)
-    shown = _read_all(leader)
+    reader.join(timeout=30)
+    shown = "".join(shown_chunks)
     assert done.returncode == 1
     assert len({entry["filename"] for entry in json.loads(done.stdout)}) == 40
     assert "Linting" in shown and "/40" in shown
