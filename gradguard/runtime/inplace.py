@@ -79,7 +79,7 @@ def explain_inplace(context: Context, rank: int | None, world: int | None) -> Di
         facts["group"] = match.group
     facts["carrier"] = carrier
     if "inplace_line" in facts:
-        details.append(("modified at", f"line {facts['inplace_line']}: {facts['inplace_text']}"))
+        details.append(("modified at", f"{facts['inplace_file']}:{facts['inplace_line']}: {facts['inplace_text']}"))
     diagnosis = Diagnosis(
         error=ErrorKind.INPLACE_MODIFIED,
         message=failure.message,
@@ -145,4 +145,9 @@ def _inplace_source(context: Context, candidate: Candidate, carrier: Carrier | N
     if not edits:
         return {}
     edit = edits[-1]
-    return {"inplace_line": edit.line, "inplace_text": edit.text, "out_of_place": edit.out_of_place}
+    return {
+        "inplace_file": source.filename,
+        "inplace_line": edit.line,
+        "inplace_text": edit.text,
+        "out_of_place": edit.out_of_place,
+    }

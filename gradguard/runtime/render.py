@@ -111,6 +111,10 @@ def rows(d: Diagnosis) -> list[tuple[str, str, str]]:
         label = "tensor" if d.error is ErrorKind.INPLACE_MODIFIED else "carrier"
         out.append((label, f"`{d.carrier.expression}`{where}{assigned}{aliases}", d.carrier.source))
     for label, text in d.details:
+        if label == "modified at":
+            where, _, code = text.partition(": ")
+            out.append((label, _path(where.rsplit(":", 1)[0]) + ":" + where.rsplit(":", 1)[1], code))
+            continue
         out.append((label, text, ""))
     out.append(("why", reason_for(d), ""))
     if d.hint:

@@ -138,7 +138,7 @@ def test_inplace_modification(diagnose: Any) -> None:
     assert d.carrier.line == marked_line("inplace-assigns")
     details = dict(d.details)
     assert details["version"] == "saved at version 0, now at version 1"
-    assert details["modified at"] == f"line {marked_line('inplace')}: probs.mul_(2)"
+    assert details["modified at"] == f"{scenarios.__file__}:{marked_line('inplace')}: probs.mul_(2)"
     assert d.fix.kind is FixKind.OTHER and d.fix.suggestion == "probs = probs.mul(2)"
     assert d.freed_by is None and d.rule is None
     assert exc.__notes__[-1].startswith("gradguard: a tensor `probs` that autograd saved for SigmoidBackward0")
