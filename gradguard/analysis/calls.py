@@ -66,6 +66,8 @@ class CallEvaluation:
             method = self.method_of(callee.ref, "forward") or self.method_of(callee.ref, "__call__")
             if method is not None:
                 result = self.call_function(method, args, kwargs, state, frame, callee, call)
+                if label is not None and result.nodes:
+                    result = replace(result, label=label)
                 return self.run_hooks(call, callee, args, result, state, frame)
         operands: Args = [*args, *((None, v) for v in kwargs.values())]
         is_module = callee.kind is Kind.MODULE or (callee.kind is Kind.INSTANCE)
@@ -141,6 +143,8 @@ class CallEvaluation:
             owner = self._optimizer_owner(call)
             if "lr_scheduler" in name:
                 return UNKNOWN
+            if owner is not None:
+                self.optimizer_owners.add(owner)
             return Value(Kind.OPTIMIZER, ref=owner, qual=name)
         if name in K.MODULE_CONTAINERS:
             members = [self.member_of(v) for _, v in args]

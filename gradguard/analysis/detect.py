@@ -127,7 +127,8 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
             cause = Cause.MEMOIZED
         else:
             cause = Cause.LOOP_CARRIED
-    elif carrier is not None and stepped_reads(carrier.first_reads, why.stepped):
+    elif carrier is not None and stepped_reads(carrier.first_reads, why.stepped) \
+            and _produced_by_another_model(program, read, carrier.first_reads):
         cause = Cause.GAN_REUSE
     else:
         cause = Cause.SHARED_FORWARD
@@ -153,6 +154,15 @@ def _best_boundary(boundary: list[Boundary]) -> Boundary | None:
         if read.shape == "container" or any(_self_update(d, read.holder.text)[0] for d in read.defs):
             return found
     return boundary[0]
+
+
+def _produced_by_another_model(program: Program, read: Read | None, first_reads: tuple[Read, ...]) -> bool:
+    """A GAN's fake batch comes from a generator with an optimizer of its own; a shared trunk's
+    features (actor-critic, multi-task) do not need that to be a GAN."""
+    producers = {r.producer for r in (read, *first_reads) if r is not None and r.producer}
+    if not producers:
+        return True
+    return bool(producers & program.optimizer_owners)
 
 
 def _guarded(facts: FileFacts, statements: tuple[cst.CSTNode, ...]) -> bool:

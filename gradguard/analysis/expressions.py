@@ -77,6 +77,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.frozen: set[str] = set()
         self.none_assigned: set[tuple[str, ...]] = set()
         self.saving: set[int] = set()
+        self.optimizer_owners: set[str] = set()
         self.framework_calls: list[CallInfo] = []
         self.root_defs: dict[CallInfo, frozenset[cst.CSTNode]] = {}
 
@@ -507,7 +508,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 outer = value.via[0]
             reads.append(Read(holder, value.nodes, expr, self.statement(frame), consumer, value.top,
                               self.defs_of(holder, state, frame), tuple(frame.statements),
-                              frame.function, _shape(value), value.maybe_none, outer))  # type: ignore[arg-type]
+                              frame.function, _shape(value), value.maybe_none, outer,  # type: ignore[arg-type]
+                              value.label))
         return reads
 
     def argument_reads(self, params: list[str], args: Args, state: State, frame: Frame,
@@ -523,7 +525,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 continue
             read = Read(holder, value.nodes, expr, self.statement(frame), label, value.top,
                         self.defs_of(holder, state, frame), tuple(frame.statements), frame.function,
-                        _shape(value), value.maybe_none, self._outer_of(holder, value, frame))
+                        _shape(value), value.maybe_none, self._outer_of(holder, value, frame), value.label)
             found[name] = (read, value)
         return found
 

@@ -211,6 +211,7 @@ class Read:
     maybe_none: bool = False
     # For a parameter read inside an inlined call: the caller's read of the argument.
     outer: Read | None = None
+    producer: str | None = None  # label of the module call that made the value read ("netG")
 
 
 @dataclass

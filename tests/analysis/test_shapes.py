@@ -371,3 +371,24 @@ def test_transformers_trainer_compute_loss_with_manual_backward() -> None:
     (finding,) = analyze(source)
     assert (finding.code, finding.span.start.row) == ("GG008", 9)
     assert finding.message.startswith("The transformers Trainer already backward-s what `compute_loss` returns")
+
+
+def test_actor_critic_with_two_optimizers_is_not_called_a_gan() -> None:
+    source = _program("""
+        trunk = nn.Linear(8, 16)
+        actor, critic = nn.Linear(16, 2), nn.Linear(16, 1)
+        actor_opt = torch.optim.Adam(actor.parameters())
+        critic_opt = torch.optim.Adam(critic.parameters())
+        for obs, ret in loader:
+            feats = torch.relu(trunk(obs))
+            actor_loss = -F.log_softmax(actor(feats), -1).mean()
+            critic_loss = F.mse_loss(critic(feats), ret)
+            actor_opt.zero_grad()
+            actor_loss.backward()
+            actor_opt.step()
+            critic_opt.zero_grad()
+            critic_loss.backward()
+            critic_opt.step()
+        """)
+    (finding,) = analyze(source)
+    assert finding.code == "GG002" and "`feats`" in finding.message
