@@ -478,7 +478,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
             sites.update(n // GENERATIONS for n in read.top)
         stamps = {site_: state.epochs.get(site_, 0) for site_ in sites}
         self.origins[current] = Origin(reads, parents, tuple(frame.loops), node, stamps)
-        return Value(Kind.TENSOR, nodes, frozenset({current}), True)
+        labels = {v.label for _, v in operands if v.label and v.nodes}
+        # `torch.tanh(G(z))` still comes from `G`: a single producing module names the result.
+        return Value(Kind.TENSOR, nodes, frozenset({current}), True,
+                     label=labels.pop() if len(labels) == 1 and not source else None)
 
     def element_from(self, expr: cst.BaseExpression, iterable: Value, state: State, frame: Frame) -> Value:
         """An element of an iterable, remembering which container it was taken from."""
