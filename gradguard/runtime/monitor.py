@@ -242,7 +242,12 @@ def _make_engine_wrapper(original: Callable[..., Any], state: _State) -> Callabl
             seqs = _root_seqs(t_outputs, torch)
             if seqs is None:
                 return original(t_outputs, *args, **kwargs)
-        frame = getframe(1)
+        # The caller is always torch.autograd.backward/grad: start one frame above it (every frame
+        # object touched here costs a materialisation).
+        try:
+            frame = getframe(2)
+        except ValueError:
+            frame = None
         fallback = None
         while frame is not None:
             kind = cache.get(frame.f_code)
