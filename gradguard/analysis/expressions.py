@@ -48,7 +48,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
     max_depth = 6
     max_steps = 60_000
     # Wall-clock seconds the analysis of one file may take before it reports what it found so far.
-    time_budget = 10.0
+    time_budget = 4.0
 
     def __init__(self, imports: dict[str, str], modules: frozenset[str]) -> None:
         self.imports = imports

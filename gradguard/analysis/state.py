@@ -179,6 +179,8 @@ def _aligned(states: list[State]) -> list[State]:
     evaluations on the two paths; where it lags, the lagging state's current node is moved to the
     old generation, as if the site had run there too.
     """
+    if all(state.epochs == states[0].epochs for state in states[1:]):
+        return states
     latest: dict[int, int] = {}
     for state in states:
         for site, epoch in state.epochs.items():

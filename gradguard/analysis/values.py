@@ -13,6 +13,7 @@ which is how an in-place `detach_()` reaches every name of the tensor.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from enum import Enum, auto
 from typing import Any
 
@@ -147,13 +148,19 @@ def same(a: Value | None, b: Value | None) -> bool:
     return True
 
 
+@lru_cache(maxsize=4096)
+def moving(site: int) -> frozenset[int]:
+    """The node ids of `site` that get older when it is evaluated again (all but the summary)."""
+    base = site * GENERATIONS
+    return frozenset(range(base, base + GENERATIONS - 1))
+
+
 def rename(value: Value, site: int) -> Value:
     """Age the nodes of `site` by one generation (the site is being evaluated again)."""
+    if value.nodes.isdisjoint(moving(site)):
+        return value
     base = site * GENERATIONS
     last = base + GENERATIONS - 1
-    touched = [n for n in value.nodes if base <= n < last]
-    if not touched and not (value.elems and any(base <= n < last for e in value.elems for n in e.nodes)):
-        return value
     nodes = frozenset(shifted(n, site) for n in value.nodes)
     top = frozenset(shifted(n, site) for n in value.top) if any(base <= n < last for n in value.top) else value.top
     elems = tuple(rename(e, site) for e in value.elems) if value.elems is not None else None
