@@ -45,7 +45,7 @@ def _run_script(target: str) -> None:
     saved = sys.modules.get("__main__")
     sys.modules["__main__"] = main
     try:
-        exec(code, main.__dict__)
+        exec(code, main.__dict__)  # noqa: S102 - running the user's program is the point
     finally:
         if saved is not None:
             sys.modules["__main__"] = saved
