@@ -10,11 +10,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from typing import ClassVar
 
 from gradguard import catalogue
-from gradguard.analysis.facts import Conflict, FileFacts
+from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Applicability, Diagnostic, Edit, Fix, Related
 
 
@@ -49,6 +50,43 @@ class Rule:
             fix=fix,
             related=tuple(related or ()),
         )
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    """What a rule proposes for one finding: its edits, and how to title and rate them when that
+    differs from the rule's document."""
+
+    edits: tuple[Edit, ...] = ()
+    title: str | None = None
+    applicability: Applicability | None = None
+
+
+class ConflictRule(Rule):
+    """A rule that reports the conflicts of some causes at the failing call, with a fix."""
+
+    causes: ClassVar[frozenset[Cause]]
+
+    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
+        for conflict in facts.conflicts:
+            if conflict.cause in self.causes and self.applies(conflict):
+                plan = self.fix(facts, conflict)
+                yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
+                                  edits=list(plan.edits), fix_title=plan.title,
+                                  applicability=plan.applicability, **self.fields(facts, conflict))
+
+    def applies(self, conflict: Conflict) -> bool:
+        """Whether this rule reports a conflict of one of its causes (all of them by default)."""
+        return True
+
+    def fields(self, facts: FileFacts, conflict: Conflict) -> dict[str, str]:
+        """The values the document's message and fix title are formatted with."""
+        return {"carrier": carrier_name(conflict), "line": freed_row(facts, conflict),
+                "root": conflict.failing.root_text, "first": conflict.freed_by.root_text}
+
+    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+        """The fix for one conflict (none by default)."""
+        return FixPlan()
 
 
 def conflict_related(facts: FileFacts, conflict: Conflict) -> list[Related]:

@@ -2,29 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import libcst as cst
 
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
-from gradguard.model import Diagnostic, Edit
-from gradguard.rules import Rule, carrier_name, conflict_related, freed_row
+from gradguard.model import Edit
+from gradguard.rules import ConflictRule, FixPlan, carrier_name
 
 
-class RepeatedBackward(Rule):
+class RepeatedBackward(ConflictRule):
     """A loss whose graph was freed by an earlier backward is backward-ed again."""
 
     code = "GG001"
+    causes = frozenset({Cause.SAME_ROOT})
 
-    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
-        for conflict in facts.conflicts:
-            if conflict.cause is not Cause.SAME_ROOT:
-                continue
-            edits, title = _fix(facts, conflict)
-            yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
-                              edits=edits, fix_title=title, root=carrier_name(conflict),
-                              line=freed_row(facts, conflict))
+    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+        edits, title = _fix(facts, conflict)
+        return FixPlan(tuple(edits), title)
+
+    def fields(self, facts: FileFacts, conflict: Conflict) -> dict[str, str]:
+        return {**super().fields(facts, conflict), "root": carrier_name(conflict)}
 
 
 def _simple_definitions(conflict: Conflict) -> list[cst.SimpleStatementLine]:

@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import libcst as cst
 
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
-from gradguard.model import Applicability, Diagnostic, Edit
-from gradguard.rules import Rule, carrier_name, conflict_related, freed_row
+from gradguard.model import Applicability, Edit
+from gradguard.rules import ConflictRule, FixPlan
 
 
-class SeparateBackwardSharedGraph(Rule):
+class SeparateBackwardSharedGraph(ConflictRule):
     """A second loss of the same forward pass is backward-ed after the first one freed the graph."""
 
     code = "GG002"
+    causes = frozenset({Cause.SHARED_FORWARD})
 
-    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
-        for conflict in facts.conflicts:
-            if conflict.cause is not Cause.SHARED_FORWARD:
-                continue
-            edits, applicability = _fix(facts, conflict)
-            yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
-                              edits=edits, applicability=applicability, carrier=carrier_name(conflict),
-                              root=conflict.failing.root_text, first=conflict.freed_by.root_text,
-                              line=freed_row(facts, conflict))
+    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+        edits, applicability = _fix(facts, conflict)
+        return FixPlan(tuple(edits), applicability=applicability)
 
 
 def _backward_call(statement: cst.CSTNode | None) -> cst.Call | None:

@@ -2,27 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
-from gradguard.model import Diagnostic, Edit
-from gradguard.rules import Rule, carrier_name, conflict_related, freed_row
+from gradguard.model import Edit
+from gradguard.rules import ConflictRule, FixPlan
 
 
-class StateNotDetached(Rule):
+class StateNotDetached(ConflictRule):
     """A hidden state, a buffer or a list kept across iterations still holds last iteration's graph."""
 
     code = "GG003"
+    causes = frozenset({Cause.LOOP_CARRIED})
 
-    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
-        for conflict in facts.conflicts:
-            if conflict.cause is not Cause.LOOP_CARRIED:
-                continue
-            edits, title = _fix(facts, conflict)
-            yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
-                              edits=edits, fix_title=title, carrier=carrier_name(conflict),
-                              line=freed_row(facts, conflict))
+    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+        edits, title = _fix(facts, conflict)
+        return FixPlan(tuple(edits), title)
 
 
 def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:

@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import libcst as cst
 
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
-from gradguard.model import Diagnostic, Edit
-from gradguard.rules import Rule, carrier_name, conflict_related, freed_row
+from gradguard.model import Edit
+from gradguard.rules import ConflictRule, FixPlan
 
 
-class LossAccumulatedAsTensor(Rule):
+class LossAccumulatedAsTensor(ConflictRule):
     """`total += loss` keeps every step's graph; a backward through `total` reaches freed ones."""
 
     code = "GG004"
+    causes = frozenset({Cause.ACCUMULATED})
 
-    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
-        for conflict in facts.conflicts:
-            if conflict.cause is not Cause.ACCUMULATED:
-                continue
-            edits, title = _fix(facts, conflict)
-            yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
-                              edits=edits, fix_title=title, carrier=carrier_name(conflict),
-                              line=freed_row(facts, conflict))
+    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+        edits, title = _fix(facts, conflict)
+        return FixPlan(tuple(edits), title)
 
 
 def addend(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:

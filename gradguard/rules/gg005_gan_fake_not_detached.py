@@ -2,34 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from gradguard import codemods
 from gradguard.analysis.detect import stepped_reads
-from gradguard.analysis.facts import Cause, FileFacts
-from gradguard.model import Diagnostic
-from gradguard.rules import Rule, carrier_name, conflict_related, freed_row
+from gradguard.analysis.facts import Cause, Conflict, FileFacts
+from gradguard.analysis.values import Read
+from gradguard.rules import ConflictRule, FixPlan
 
 
-class GanFakeNotDetached(Rule):
+class GanFakeNotDetached(ConflictRule):
     """The discriminator's backward freed the generator's graph that the generator's loss needs."""
 
     code = "GG005"
+    causes = frozenset({Cause.GAN_REUSE})
 
-    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
-        for conflict in facts.conflicts:
-            if conflict.cause is not Cause.GAN_REUSE or conflict.carrier is None:
-                continue
-            stepped = conflict.stepped
-            reads = stepped_reads(conflict.carrier.first_reads, stepped)
-            edits = []
-            seen: set[int] = set()
-            for read in reads:
-                if id(read.expr) in seen:
-                    continue
+    def applies(self, conflict: Conflict) -> bool:
+        return conflict.carrier is not None
+
+    def fields(self, facts: FileFacts, conflict: Conflict) -> dict[str, str]:
+        reads = _discriminator_reads(conflict)
+        consumer = reads[0].consumer if reads and reads[0].consumer else "D"
+        return {**super().fields(facts, conflict), "consumer": consumer}
+
+    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+        edits = []
+        seen: set[int] = set()
+        for read in _discriminator_reads(conflict):
+            if id(read.expr) not in seen:
                 seen.add(id(read.expr))
                 edits.append(codemods.replace_node(facts, read.expr, codemods.detached(facts, read.expr)))
-            consumer = reads[0].consumer if reads else "D"
-            yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
-                              edits=edits, carrier=carrier_name(conflict), consumer=consumer or "D",
-                              line=freed_row(facts, conflict))
+        return FixPlan(tuple(edits))
+
+
+def _discriminator_reads(conflict: Conflict) -> list[Read]:
+    """Where the fake batch went into the discriminator in the discriminator's loss."""
+    assert conflict.carrier is not None
+    return stepped_reads(conflict.carrier.first_reads, conflict.stepped)

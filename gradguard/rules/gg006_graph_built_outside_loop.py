@@ -3,29 +3,23 @@ in every iteration's loss."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import libcst as cst
 
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
-from gradguard.model import Diagnostic, Edit, Location, Span
-from gradguard.rules import Rule, carrier_name, conflict_related, freed_row
+from gradguard.model import Edit, Location, Span
+from gradguard.rules import ConflictRule, FixPlan
 
 
-class GraphBuiltOutsideLoop(Rule):
+class GraphBuiltOutsideLoop(ConflictRule):
     """The graph behind a precomputed tensor is freed by the first iteration's backward."""
 
     code = "GG006"
+    causes = frozenset({Cause.BUILT_BEFORE_LOOP, Cause.MEMOIZED})
 
-    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
-        for conflict in facts.conflicts:
-            if conflict.cause not in (Cause.BUILT_BEFORE_LOOP, Cause.MEMOIZED):
-                continue
-            edits, title = _fix(facts, conflict)
-            yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
-                              edits=edits, fix_title=title, carrier=carrier_name(conflict),
-                              line=freed_row(facts, conflict))
+    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+        edits, title = _fix(facts, conflict)
+        return FixPlan(tuple(edits), title)
 
 
 def _single_assignment(statement: cst.CSTNode) -> bool:

@@ -3,29 +3,24 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import libcst as cst
 
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
-from gradguard.model import Diagnostic, Edit
-from gradguard.rules import Rule, carrier_name, conflict_related, freed_row
+from gradguard.model import Edit
+from gradguard.rules import ConflictRule, FixPlan
 
 
-class GradFreesGraph(Rule):
+class GradFreesGraph(ConflictRule):
     """A backward or grad after `torch.autograd.grad` reaches the part of the graph grad freed."""
 
     code = "GG007"
+    causes = frozenset({Cause.GRAD_FREED})
 
-    def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
-        for conflict in facts.conflicts:
-            if conflict.cause is not Cause.GRAD_FREED:
-                continue
-            edits, keyword = _fix(facts, conflict)
-            yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
-                              edits=edits, fix_title=f"Pass `{keyword}=True` to `torch.autograd.grad`",
-                              carrier=carrier_name(conflict), line=freed_row(facts, conflict))
+    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+        edits, keyword = _fix(facts, conflict)
+        return FixPlan(tuple(edits), f"Pass `{keyword}=True` to `torch.autograd.grad`")
 
 
 def _targets(statement: cst.CSTNode | None) -> list[str]:
