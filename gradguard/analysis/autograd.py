@@ -26,6 +26,19 @@ Args = list[tuple[cst.BaseExpression | None, Value]]
 
 
 @dataclass(frozen=True)
+class Accumulation:
+    """`total += loss` or `losses.append(loss)` in a loop: a candidate graph kept for logging."""
+
+    holder: Holder
+    statement: cst.CSTNode
+    item: cst.CSTNode
+    container: bool
+    loop: cst.CSTNode
+    nodes: frozenset[int]
+    item_key: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Boundary:
     """A read of a holder whose value was already stale when it fed the failing graph."""
 
@@ -98,6 +111,7 @@ class AutogradEvents:
             holder = self.holder_of(expr, state, frame) if expr is not None else None
             if holder is not None:
                 self.backward_holders.add(holder.key)
+                self.root_holders.add(holder.key)
                 self.root_defs[info] = self.root_defs.get(info, frozenset()) | self.defs_of(holder, state, frame)
             self.reach(info, value, state)
             self.release(info, value, keeps, state)
@@ -113,6 +127,7 @@ class AutogradEvents:
         if anchor is None:
             return value
         made = self.derive(anchor, [(None, value)], state, frame, source=True)
+        self.synthetic.update(n // GENERATIONS for n in made.top)
         if value is not UNKNOWN:
             state.replace_everywhere(value, made)
         elif holder is not None:
@@ -131,7 +146,7 @@ class AutogradEvents:
     def reach(self, info: CallInfo, value: Value, state: State) -> None:
         """Record a conflict if the pass reaches nodes that are already freed."""
         self.backwarded.update(value.nodes)
-        for read in self.reads_behind(value.top):
+        for read in [*value.via, *self.reads_behind(value.top)]:
             current: Read | None = read
             while current is not None:
                 self.backward_holders.add(current.holder.key)
@@ -145,6 +160,9 @@ class AutogradEvents:
         # Only freed nodes that kept saved tensors make the second pass fail.
         failing = frozenset(n for n in stale if n // GENERATIONS in self.saving)
         if not failing:
+            return
+        if value.element and value.top & stale:
+            # `losses[i]` taken out of a list of several graphs: which one is not known.
             return
         strong = frozenset(n for n in failing if not state.freed[n].weak)
         why = state.freed[min(strong or stale)]
@@ -261,8 +279,12 @@ class AutogradEvents:
             return
         if container:
             self.appended_holders.add(holder.key)
+        item_holder = self.holder_of(item_expr, state, frame) if isinstance(item_expr, cst.BaseExpression) else None
+        if item_holder is None:
+            return
         previous = self.accumulations.get(statement)
-        nodes = item.nodes | (previous[5] if previous else frozenset())
-        self.accumulations[statement] = (holder, statement, item_expr, container, frame.loops[-1], nodes)
+        nodes = item.nodes | (previous.nodes if previous else frozenset())
+        self.accumulations[statement] = Accumulation(holder, statement, item_expr, container,
+                                                     frame.loops[-1], nodes, item_holder.key)
 
 

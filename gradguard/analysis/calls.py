@@ -335,6 +335,13 @@ class CallEvaluation:
         if method == "sample" and receiver.qual and receiver.qual.startswith(K.DISTRIBUTION_PREFIX):
             self.eval_args(call, state, frame)
             return FRESH
+        if method in ("prepare", "setup", "setup_module", "setup_optimizers") and not receiver.nodes:
+            # accelerate's `prepare` and Fabric's `setup` hand their arguments back, wrapped.
+            args, _ = self.eval_args(call, state, frame)
+            values = [v for _, v in args]
+            if len(values) == 1:
+                return values[0]
+            return Value(Kind.TUPLE, elems=tuple(values)) if values else UNKNOWN
         if method == "scale" and receiver.kind is not Kind.TENSOR:
             args, kwargs = self.eval_args(call, state, frame)
             return args[0][1] if args else UNKNOWN

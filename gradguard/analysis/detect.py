@@ -15,7 +15,7 @@ from gradguard.analysis.facts import (
     NeedlessRetain,
 )
 from gradguard.analysis.program import Program
-from gradguard.analysis.values import CallInfo, Kind, Read, generation_of
+from gradguard.analysis.values import GENERATIONS, CallInfo, Kind, Read, generation_of
 
 
 def facts_of(program: Program, source: str) -> FileFacts:
@@ -240,6 +240,9 @@ def _needless_retains(program: Program) -> list[NeedlessRetain]:
     for call, (nodes, _) in program.retains.items():
         if call in program.retains_needed or id(call.node) in seen or call.kind != "backward":
             continue
+        if all(node // GENERATIONS in program.synthetic for node in nodes):
+            # Nothing is known of this graph but that it was backward-ed: no telling who needs it.
+            continue
         if nodes & program.escaped or not nodes:
             continue
         if any(c.node is call.node for c in program.retains_needed):
@@ -264,10 +267,14 @@ def _retain_keyword(node: cst.CSTNode) -> cst.Arg | None:
 
 def _kept_alive(program: Program) -> list[KeptAlive]:
     results = []
-    for holder, statement, item_expr, container, loop, nodes in program.accumulations.values():
-        if holder.key in program.backward_holders or nodes & program.escaped:
+    for kept in program.accumulations.values():
+        # Only a loss (something a backward started from) kept across iterations is a log that
+        # holds graphs; lists of tensors the program goes on to use are its data.
+        if kept.item_key not in program.root_holders:
             continue
-        results.append(KeptAlive(holder, statement, item_expr, container, loop))
+        if kept.holder.key in program.backward_holders or kept.nodes & program.escaped:
+            continue
+        results.append(KeptAlive(kept.holder, kept.statement, kept.item, kept.container, kept.loop))
     return results
 
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.autograd import AutogradEvents, Met
+from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
 from gradguard.analysis.calls import Args, CallEvaluation
 from gradguard.analysis.names import canonical, dotted, qualify
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
@@ -69,7 +69,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.retains: dict[CallInfo, tuple[frozenset[int], dict[int, int]]] = {}
         self.retains_needed: set[CallInfo] = set()
         self.escaped: set[int] = set()
-        self.accumulations: dict[cst.CSTNode, tuple[Holder, cst.CSTNode, cst.CSTNode, bool, cst.CSTNode, frozenset[int]]] = {}
+        self.accumulations: dict[cst.CSTNode, Accumulation] = {}
         self.backwarded: set[int] = set()
         self.backward_holders: set[tuple[str, ...]] = set()
         self.appended_holders: set[tuple[str, ...]] = set()
@@ -78,6 +78,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.none_assigned: set[tuple[str, ...]] = set()
         self.saving: set[int] = set()
         self.optimizer_owners: set[str] = set()
+        # Sites whose nodes stand for graphs the model did not see built (a backward's root).
+        self.synthetic: set[int] = set()
+        # Variables and attributes whose value some backward or grad started from.
+        self.root_holders: set[tuple[str, ...]] = set()
         self.framework_calls: list[CallInfo] = []
         self.root_defs: dict[CallInfo, frozenset[cst.CSTNode]] = {}
 
@@ -381,7 +385,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         if member is not None:
             return member if index is not None else replace(base, label=None)
         if base.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT):
-            return self.element_of(base)
+            return self.element_from(expr.value, base, state, frame)
         if base.kind is Kind.DATA:
             return DATA
         return self.derive(expr, [(expr.value, base)], state, frame)
@@ -454,7 +458,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
     def derive(self, node: cst.CSTNode, operands: Args, state: State, frame: Frame,
                source: bool = False, consumer: str | None = None) -> Value:
         """The result of an operation on `operands`: a new graph node if any of them requires grad."""
-        needs_grad = source or any(v.grad or v.nodes for _, v in operands)
+        # A list of parameters handed to a function (an optimizer, clip_grad_norm_) is no graph.
+        needs_grad = source or any(v.nodes or (v.grad and v.kind not in _CONTAINERS) for _, v in operands)
         if state.no_grad or not needs_grad:
             if any(v.kind is Kind.DATA for _, v in operands):
                 return DATA
@@ -593,6 +598,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         kind = container.kind if container.kind in (Kind.LIST, Kind.DICT, Kind.TUPLE) else Kind.LIST
         return Value(kind, container.nodes | item.nodes, container.top | item.top,
                      container.grad or item.grad)
+
+_CONTAINERS = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT})
+
 
 def _shape(value: Value) -> str:
     if value.kind is Kind.TUPLE and value.elems is not None:

@@ -431,7 +431,8 @@ class Interpreter(Evaluator):
                 result = join(result, element)
             return result or UNKNOWN
         if iterable.nodes:
-            return Value(Kind.UNKNOWN, iterable.nodes, iterable.top, iterable.grad)
+            return Value(Kind.UNKNOWN, iterable.nodes, iterable.top, iterable.grad,
+                         element=iterable.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT))
         if iterable.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT):
             return UNKNOWN
         return cut(iterable) if iterable.kind is Kind.TENSOR else UNKNOWN

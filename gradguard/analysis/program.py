@@ -69,8 +69,18 @@ class Program(Interpreter):
                 self._collect(statement.body.body, info, f"{statement.name.value}.")
             elif isinstance(statement, (cst.If, cst.Try)) and owner is None:
                 self._collect(statement.body.body, owner, prefix)
+            if isinstance(statement, cst.FunctionDef):
+                self._collect_nested_classes(statement.body.body, f"{prefix}{statement.name.value}.")
         if owner is None and prefix == "":
             self._classify_classes()
+
+    def _collect_nested_classes(self, body: tuple | list, prefix: str) -> None:
+        """Classes defined inside functions (a model class inside a test) are classes too."""
+        for statement in body:
+            if isinstance(statement, cst.ClassDef):
+                self._collect([statement], None, prefix)
+            elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
+                self._collect_nested_classes(statement.body.body, prefix)  # type: ignore[union-attr]
 
     def _classify_classes(self) -> None:
         by_name = {c.name: c for c in self.classes.values()}

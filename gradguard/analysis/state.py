@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradguard.analysis.values import GENERATIONS, Freed, Value, join, rename, same
+from gradguard.analysis.values import GENERATIONS, SHARED, Freed, Value, join, rename, same
 
 Defs = frozenset[cst.CSTNode]
 HeapKey = tuple[str, str]
@@ -161,6 +161,9 @@ class State:
 
     def replace_everywhere(self, old_value: Value, new_value: Value) -> None:
         """Every holder of `old_value` (the same tensor) now holds `new_value` (in-place ops)."""
+        if old_value in SHARED:
+            # The shared "nothing known" values are no particular tensor.
+            return
         for frame in self.frames:
             for name, value in frame.items():
                 updated = _replace_in(value, old_value, new_value)

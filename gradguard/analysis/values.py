@@ -86,6 +86,8 @@ class Value:
     maybe_none: bool = False
     # For a container literal: the reads of the variables it was built from.
     via: tuple[Any, ...] = ()
+    # Taken out of a container that sums up several values: which one is not known.
+    element: bool = False
 
     @property
     def carries_graph(self) -> bool:
@@ -98,6 +100,8 @@ NONE = Value(Kind.NONE, maybe_none=True)
 SCALAR = Value(Kind.SCALAR)
 DATA = Value(Kind.DATA)
 FRESH = Value(Kind.TENSOR)
+# Values shared by every holder of "something the model knows nothing more about".
+SHARED = (UNKNOWN, NONE, SCALAR, DATA, FRESH)
 
 
 def cut(value: Value) -> Value:
