@@ -136,3 +136,6 @@ MODULE_RETURNS_SELF = frozenset(
     {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "requires_grad_",
      "share_memory", "apply", "type", "to_empty", "xpu", "mps"}
 )
+
+# Base classes of custom autograd functions (their forward and backward build no graph).
+AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})

@@ -67,6 +67,10 @@ class Program(Interpreter):
                 info = ClassInfo(statement, statement.name.value, tuple(bases))
                 self.classes[statement] = info
                 self._collect(statement.body.body, info, f"{statement.name.value}.")
+                if any(base in K.AUTOGRAD_FUNCTIONS for base in info.bases):
+                    # A custom autograd.Function's forward and backward run with grad mode off.
+                    for method in info.methods.values():
+                        method.no_grad = True
             elif isinstance(statement, (cst.If, cst.Try)) and owner is None:
                 self._collect(statement.body.body, owner, prefix)
             if isinstance(statement, cst.FunctionDef):
