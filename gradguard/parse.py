@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import ast
+import re
+import threading
 import warnings
+from collections.abc import Callable
 
 import libcst as cst
+
+# CPython refuses more than 200 nested brackets ("too many nested parentheses"); libcst does not, and
+# spends time quadratic in the depth on them.
+_CPYTHON_MAX_BRACKETS = 200
+_BRACKET = re.compile(r"[\[\](){}]")
+# libcst's native parser recurses on the C stack: code nested a couple of thousand levels deep (brackets,
+# operator chains, adjacent strings) overflows a main thread's 8 MiB and kills the process. It parses on a
+# thread whose stack is reserved this large (only the pages it reaches are used), where such code ends in
+# an exception instead.
+_PARSER_STACK_BYTES = 256 * 1024 * 1024
 
 
 class ParseFailure(Exception):
@@ -20,14 +33,75 @@ class ParseFailure(Exception):
 
 def parse_module(source: str) -> cst.Module:
     """Parse `source` with libcst, turning every parser failure into a `ParseFailure`."""
+    _refuse_what_cpython_cannot_nest(source)
     try:
-        return cst.parse_module(source)
+        return _on_large_stack(cst.parse_module, source)
     except cst.ParserSyntaxError as exc:
         raise _describe(source, exc) from None
     except RecursionError:
         raise ParseFailure("the code is nested too deeply to analyse") from None
     except (ValueError, TypeError, UnicodeError) as exc:
         raise ParseFailure(f"cannot parse: {exc}") from None
+
+
+def _refuse_what_cpython_cannot_nest(source: str) -> None:
+    """A `ParseFailure` for code nested deeper than CPython itself can compile.
+
+    CPython stops such code cheaply (RecursionError or MemoryError past a few thousand levels, a syntax
+    error past 200 brackets), while libcst would take minutes over it. Other syntax errors are left to
+    libcst, which knows newer grammar than the running interpreter.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source)
+    except SyntaxError as syntax:
+        if _bracket_depth(source) > _CPYTHON_MAX_BRACKETS:
+            raise ParseFailure(f"syntax error: {syntax.msg}", syntax.lineno, syntax.offset) from None
+    except (RecursionError, MemoryError):
+        raise ParseFailure("the code is nested too deeply to analyse") from None
+    except ValueError:  # e.g. NUL characters: libcst has its own verdict
+        pass
+
+
+def _bracket_depth(source: str) -> int:
+    """How deep brackets nest, counting those inside strings and comments too (an upper bound)."""
+    depth = deepest = 0
+    for match in _BRACKET.finditer(source):
+        if match.group() in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth:
+            depth -= 1
+    return deepest
+
+
+def _on_large_stack(parse: Callable[[str], cst.Module], source: str) -> cst.Module:
+    """`parse(source)` on a thread with a large stack (here when no such thread can be started)."""
+    outcome: dict[str, cst.Module | BaseException] = {}
+
+    def run() -> None:
+        try:
+            outcome["module"] = parse(source)
+        except BaseException as exc:  # handed over to the calling thread as it is
+            outcome["error"] = exc
+
+    previous = threading.stack_size()
+    try:
+        threading.stack_size(_PARSER_STACK_BYTES)
+        thread = threading.Thread(target=run, name="gradguard-parse", daemon=True)
+        thread.start()
+    except (RuntimeError, ValueError, MemoryError):
+        return parse(source)
+    finally:
+        threading.stack_size(previous)
+    thread.join()
+    error = outcome.get("error")
+    if isinstance(error, BaseException):
+        raise error
+    module = outcome["module"]
+    assert isinstance(module, cst.Module)
+    return module
 
 
 def _describe(source: str, exc: cst.ParserSyntaxError) -> ParseFailure:
