@@ -25,6 +25,9 @@ _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _BLANK_OR_COMMENT = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
 # ruff's convention: a bare noqa comment, or one listing codes (other tools' codes allowed).
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
+# libcst takes about 600 bytes of memory and 15 ms per kilobyte of code: past this, a file (generated, as a
+# rule) would cost gigabytes and minutes; it is reported instead.
+MAX_ANALYSED_CHARS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,9 @@ def to_file_coordinates(prepared: Prepared, diagnostics: tuple[Diagnostic, ...])
 
 def raw_diagnostics(prepared: Prepared) -> tuple[Diagnostic, ...]:
     """Every finding of every rule, in program coordinates; InputError for what stops the analysis."""
+    if len(prepared.program) > MAX_ANALYSED_CHARS:
+        size = f"{len(prepared.program) / 1e6:.1f} MB of code, the limit is {MAX_ANALYSED_CHARS / 1e6:g} MB"
+        raise InputError(FileError(prepared.path, f"too large to analyse ({size}), not linted"))
     from gradguard.analysis import analyze
     from gradguard.parse import ParseFailure
 
