@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gradguard.engine import InputError, Prepared, program_diagnostics, to_file_coordinates
+from gradguard.engine import InputError, Prepared, analyse, program_diagnostics, to_file_coordinates
 from gradguard.model import Applicability, Diagnostic, Edit, FileError, FileResult, Fix, Location, Span
 
 if TYPE_CHECKING:
@@ -304,6 +304,9 @@ def fix_file(
                 raise InputError(FileError(prepared.path, message)) from None
             write_atomic(prepared.path, data, original_digest)
     except InputError as exc:
+        if exc.cell is not None:
+            # A notebook cell that does not parse: fix nothing, report it and the other cells' findings.
+            return FixOutcome(analyse(prepared, selection))
         return FixOutcome(FileResult(prepared.path, errors=(exc.error,), source=prepared.program))
     result = FileResult(
         prepared.path,
