@@ -60,7 +60,7 @@ class Cache:
             if payload.get("key") != key:
                 return None
             return result_from_json(payload["result"], path)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None
 
     def put(self, key: str, result: FileResult) -> None:
@@ -132,6 +132,13 @@ def result_to_json(result: FileResult) -> dict[str, Any]:
     }
 
 
+def _int_or_none(value: Any) -> int | None:
+    """A row, column or cell read back: an integer or None (TypeError otherwise: the entry is corrupt)."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise TypeError(f"expected an integer or null, got {value!r}")
+
+
 def result_from_json(data: dict[str, Any], path: str) -> FileResult:
     """The inverse of `result_to_json` (raises on malformed data)."""
     diagnostics = []
@@ -151,9 +158,12 @@ def result_from_json(data: dict[str, Any], path: str) -> FileResult:
                     edits=tuple(Edit(_span_back(span), str(content)) for span, content in fix["edits"]),
                 ),
                 related=tuple(Related(_span_back(span), str(message)) for span, message in d["related"]),
-                cell=d["cell"],
-                related_cells=tuple(d["related_cells"]),
+                cell=_int_or_none(d["cell"]),
+                related_cells=tuple(_int_or_none(cell) for cell in d["related_cells"]),
             )
         )
-    errors = tuple(FileError(path, str(message), row, column) for message, row, column in data["errors"])
+    errors = tuple(
+        FileError(path, str(message), _int_or_none(row), _int_or_none(column))
+        for message, row, column in data["errors"]
+    )
     return FileResult(path, diagnostics=tuple(diagnostics), errors=errors, skipped=bool(data["skipped"]))
