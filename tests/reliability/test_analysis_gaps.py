@@ -1,0 +1,56 @@
+"""What the reliability work found wrong in the analysis (gradguard/analysis, gradguard/rules), kept as
+strict xfails until it is fixed there: each turns into a failure (XPASS) the day it works."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gradguard.config import Settings
+from gradguard.engine import check_source
+
+SETTINGS = Settings(root=Path("."))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="analysis bug: in a notebook, the message of GG001 (and GG006) names the earlier backward by its "
+    "row in the program made of all code cells ('line 5'), not by its cell and row in that cell",
+)
+def test_a_notebook_message_names_the_earlier_backward_by_cell_and_row() -> None:
+    cells = [
+        "import torch\nw = torch.randn(3, requires_grad=True)\n",
+        "loss = (w * 2).sum()\nprint(loss.item())\nloss.backward()\n",
+        "loss.backward()\n",
+    ]
+    document = {
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": text} for text in cells],
+        "metadata": {},
+    }
+    (finding,) = check_source(json.dumps(document), "train.ipynb", SETTINGS).diagnostics
+    assert (finding.code, finding.cell, finding.span.start.row) == ("GG001", 3, 1)
+    assert finding.related_cells[0] == 2 and finding.related[0].span.start.row == 3  # mapped right
+    assert "line 5" not in finding.message, finding.message  # program row 5 is cell 2, line 3
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="analysis false negative: a backward in one branch followed by an unconditional backward of the "
+    "same loss is not flagged (it raises whenever the branch runs: here at step 0)",
+)
+def test_a_backward_in_a_branch_then_again_unconditionally_is_flagged() -> None:
+    source = """\
+import torch
+
+w = torch.randn(3, requires_grad=True)
+for step in range(3):
+    loss = (w * 2).sum()
+    if step % 2 == 0:
+        loss.backward()
+    loss.backward()
+"""
+    assert [(d.code, d.span.start.row) for d in check_source(source, "train.py", SETTINGS).diagnostics] == [
+        ("GG001", 8)
+    ]
