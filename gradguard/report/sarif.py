@@ -79,7 +79,8 @@ def _artifact(path: str, cwd: Path) -> dict[str, str]:
         relative = absolute.relative_to(os.path.abspath(cwd))
     except ValueError:
         return {"uri": absolute.as_uri()}
-    return {"uri": quote(relative.as_posix()), "uriBaseId": SRCROOT}
+    # os.fsencode: a name that is not UTF-8 gets its own bytes percent-encoded, as `as_uri` does.
+    return {"uri": quote(os.fsencode(relative.as_posix())), "uriBaseId": SRCROOT}
 
 
 def _region(span: Span) -> dict[str, int]:
