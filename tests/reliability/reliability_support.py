@@ -103,6 +103,7 @@ def run_gradguard(
         env=subprocess_env(extra, hooked=hook is not None),
         capture_output=True,
         text=True,
+        errors="surrogateescape",  # file names that are not UTF-8 come back as they are
         timeout=timeout,
         check=False,
     )

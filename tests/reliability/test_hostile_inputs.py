@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import time
 
 import pytest
@@ -223,3 +224,30 @@ def test_a_file_just_over_the_size_limit_is_reported_one_just_under_is_linted(pr
         "over.py: error: too large to analyse (2.0 MB of code, the limit is 2 MB), not linted"
     ]
     assert lines_for(done.stdout, "under.py")[0].startswith("under.py:6:1: GG001 ")
+
+
+ODD_NAMES = {
+    b"caf\xe9.py": "caf%E9.py",  # not UTF-8: the name's own bytes
+    "émoji_🔥.py".encode(): "%C3%A9moji_%F0%9F%94%A5.py",
+    b"spa ce.py": "spa%20ce.py",
+    b"-dash.py": "-dash.py",
+    b"dir.py/inner.py": "dir.py/inner.py",  # a folder whose name ends in .py
+}
+
+
+@pytest.mark.parametrize("fmt", ["concise", "full", "json", "github", "sarif"])
+def test_odd_file_names_in_every_output_format(project: Project, fmt: str) -> None:
+    for name in ODD_NAMES:
+        path = os.path.join(os.fsencode(project.root), name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(BUGGY_SOURCE.encode())
+    done = project.run("lint", "--no-cache", "--output-format", fmt)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    if fmt == "json":
+        assert len(json.loads(done.stdout)) == len(ODD_NAMES)
+    if fmt == "sarif":
+        results = json.loads(done.stdout)["runs"][0]["results"]
+        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
+        assert uris == set(ODD_NAMES.values())
