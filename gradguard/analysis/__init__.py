@@ -6,6 +6,7 @@ values carry which autograd graph, and let every rule report from it.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from gradguard.model import Diagnostic
@@ -13,14 +14,18 @@ from gradguard.model import Diagnostic
 if TYPE_CHECKING:
     from gradguard.analysis.facts import FileFacts
 
-# Call shapes that can free or reuse a graph. A file containing none of them cannot hold a finding.
+# Words every finding needs, then the call shapes themselves. A file with none of them cannot hold a
+# finding ("backward compatibility" in a docstring passes the first test, not the second).
 _NEEDLES = (b"backward", b"retain_graph", b"autograd")
+_CALL_SHAPES = re.compile(rb"\b(?:backward|grad|manual_backward)\s*\(|\b(?:retain_graph|create_graph)\s*=")
 
 
 def might_hold_finding(data: bytes | str) -> bool:
     """The cheap text prefilter: False when the text cannot hold any finding (no parsing needed)."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    return any(needle in raw for needle in _NEEDLES)
+    if not any(needle in raw for needle in _NEEDLES):
+        return False
+    return _CALL_SHAPES.search(raw) is not None
 
 
 def facts_for(source: str) -> FileFacts | None:

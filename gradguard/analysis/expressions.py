@@ -47,8 +47,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
 
     max_depth = 6
     max_steps = 60_000
-    # Wall-clock seconds the analysis of one file may take before it reports what it found so far.
-    time_budget = 4.0
+    # Steps the analysis of one file may take in all (deterministic: the same file gives the same
+    # findings on a busy machine and on an idle one).
+    max_file_steps = 400_000
+    # A safety net in wall-clock seconds, far above what the step budget allows on any machine.
+    time_budget = 60.0
 
     def __init__(self, imports: dict[str, str], modules: frozenset[str]) -> None:
         self.imports = imports
@@ -60,6 +63,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.origins: dict[int, Origin] = {}
         self.active: list[FunctionInfo] = []
         self.steps = 0
+        self.file_steps = 0
         self.deadline = float("inf")
         # Findings, recorded as they are met; `detect.py` turns them into facts.
         self.conflicts: dict[tuple[int, int], Met] = {}

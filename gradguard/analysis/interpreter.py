@@ -440,7 +440,8 @@ class Interpreter(Evaluator):
     def tick(self) -> None:
         """Count work; give up on an entry point that would take too long."""
         self.steps += 1
-        if self.steps > self.max_steps:
+        self.file_steps += 1
+        if self.steps > self.max_steps or self.file_steps > self.max_file_steps:
             raise BudgetExceeded
         if self.steps % 512 == 0 and time.monotonic() > self.deadline:
             raise BudgetExceeded

@@ -148,7 +148,7 @@ class Program(Interpreter):
     def _entry(self, info: FunctionInfo, start: State, instance: Value | None,
                framework: bool = False) -> State | None:
         """Run one function with unknown arguments; the state it leaves (for `__init__`)."""
-        if time.monotonic() > self.deadline:
+        if self.file_steps > self.max_file_steps or time.monotonic() > self.deadline:
             return None
         self.steps = 0
         state = start.copy()
