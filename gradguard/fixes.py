@@ -259,6 +259,10 @@ def write_atomic(path: str, data: bytes, original_digest: str) -> None:
         raise InputError(FileError(path, f"not fixed: cannot read it again: {exc.strerror or exc}")) from None
     if digest(current) != original_digest:
         raise InputError(FileError(path, "not fixed: the file changed on disk while gradguard was fixing it"))
+    # Replacing the file would succeed in a writable folder; a read-only file means "do not edit" (a
+    # Perforce checkout, a vendored copy), as it does to ruff and black.
+    if not os.access(target, os.W_OK):
+        raise InputError(FileError(path, "not fixed: the file is read-only"))
     directory = os.path.dirname(target) or "."
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".gradguard")
