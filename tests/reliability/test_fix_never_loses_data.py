@@ -157,6 +157,30 @@ def test_a_read_only_folder_is_reported_and_nothing_is_written(project: Project)
     assert sorted(p.name for p in folder.iterdir()) == ["train.py"]
 
 
+def test_a_read_only_file_is_reported_and_left_alone(project: Project) -> None:
+    """A read-only file (a Perforce checkout, a vendored copy) is not replaced behind the user's back,
+    although its folder would allow it."""
+    locked = project.write("vendored.py", BUGGY_SOURCE)
+    other = project.write("train.py", BUGGY_SOURCE)
+    locked.chmod(0o444)
+    done = subprocess.run(
+        [*_as_unprivileged(), *gradguard_command(*FIX)],
+        cwd=project.root,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert lines_for(done.stdout + done.stderr, "vendored.py") == [
+        "vendored.py: error: not fixed: the file is read-only"
+    ]
+    assert locked.read_text(encoding="utf-8") == BUGGY_SOURCE
+    assert stat.S_IMODE(locked.stat().st_mode) == 0o444
+    assert other.read_text(encoding="utf-8") != BUGGY_SOURCE
+
+
 def test_diff_writes_nothing(project: Project) -> None:
     paths = {name: project.write(name, data) for name, data in FORMS.items()}
     stamps = {name: path.stat().st_mtime_ns for name, path in paths.items()}
