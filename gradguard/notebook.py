@@ -188,13 +188,15 @@ def replace_cell_sources(document: dict[str, Any], sources: dict[int, str]) -> d
 
 
 def dump_notebook(document: dict[str, Any], original: str) -> str:
-    """Serialise a notebook the way it was written (indent and trailing newline taken from `original`)."""
-    indent: int | None = None
-    second = original.split("\n", 2)
-    if len(second) > 1:
-        stripped = second[1].lstrip(" ")
-        indent = len(second[1]) - len(stripped) or None
-    text = json.dumps(document, indent=indent, ensure_ascii=False)
+    """Serialise a notebook the way it was written, so that only the edited cells change: the indent
+    (spaces or tabs), the line ending, non-ASCII text escaped or not, and the trailing newline are taken
+    from `original`."""
+    newline = "\r\n" if "\r\n" in original else "\n"
+    lines = original.split(newline, 2)
+    indent: str | None = None
+    if len(lines) > 1:
+        indent = lines[1][: len(lines[1]) - len(lines[1].lstrip(" \t"))] or None
+    text = json.dumps(document, indent=indent, ensure_ascii=original.isascii())
     if original.endswith("\n"):
         text += "\n"
-    return text
+    return text.replace("\n", newline) if newline != "\n" else text
