@@ -237,3 +237,53 @@ def test_fix_through_a_symlink_writes_the_target_and_keeps_the_link(project: Pro
     assert link.is_symlink()
     assert target.read_text(encoding="utf-8") != BUGGY_SOURCE
     assert f":{BUGGY_ROW}:" not in project.run("lint", "--no-cache", "train.py").stdout
+
+
+def _notebook_styles() -> dict[str, str]:
+    """One buggy notebook written the ways tools write them."""
+    document = {
+        "cells": [
+            {
+                "cell_type": "markdown",
+                "metadata": {},
+                "source": ["# Entraînement — “café” 🔥\n", "</script>"],
+            },
+            {
+                "cell_type": "code",
+                "execution_count": 3,
+                "metadata": {},
+                "outputs": [{"name": "stdout", "output_type": "stream", "text": ["lr=1e-05 café\n"]}],
+                "source": BUGGY_SOURCE.splitlines(keepends=True),
+            },
+        ],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    jupyter = json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return {
+        "jupyter.ipynb": jupyter,
+        "crlf.ipynb": jupyter.replace("\n", "\r\n"),
+        "tabs.ipynb": json.dumps(document, indent="\t", ensure_ascii=False) + "\n",
+        "escaped.ipynb": json.dumps(document, indent=2, ensure_ascii=True),
+        "one_line.ipynb": json.dumps(document),
+    }
+
+
+def test_fix_in_a_notebook_changes_only_the_fixed_lines_whatever_its_style(project: Project) -> None:
+    styles = _notebook_styles()
+    for name, text in styles.items():
+        project.write(name, text.encode("utf-8"))
+    done = project.run(*FIX)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"Fixed {len(styles)} findings in {len(styles)} files." in done.stderr
+    for name, text in styles.items():
+        after = (project.root / name).read_bytes().decode("utf-8")
+        assert after != text, name
+        removed = [line for line in text.splitlines() if line not in after.splitlines()]
+        added = [line for line in after.splitlines() if line not in text.splitlines()]
+        if name != "one_line.ipynb":
+            assert len(removed) <= 2 and len(added) <= 2, (name, removed, added)
+            assert all("backward" in line or line.strip() in ("]", "],") for line in removed + added), name
+        assert after.count("\r\n") == (after.count("\n") if name == "crlf.ipynb" else 0), name
+        assert after.endswith("\n") == text.endswith("\n"), name

@@ -37,7 +37,7 @@ from gradguard.fixes import (
     to_offset,
 )
 from gradguard.model import Fix
-from gradguard.notebook import parse_notebook
+from gradguard.notebook import dump_notebook, parse_notebook
 
 pytestmark = pytest.mark.slow
 
@@ -180,6 +180,9 @@ def test_notebooks_are_linted_and_fixed_cleanly(text: str) -> None:
     for old, new in zip(before["cells"], document["cells"], strict=True):
         if old["cell_type"] != "code":
             assert old == new
+        new["source"] = old["source"]
+    # Text outside the code cells' sources is kept byte for byte (indent, escapes, line endings).
+    assert dump_notebook(document, text) == text
     ast.parse(parse_notebook(fixed.source).program)
     again, _, applied, _ = fix_prepared(
         prepare(fixed.source.encode("utf-8"), "nb.ipynb"), SELECTION, unsafe=True

@@ -315,6 +315,7 @@ def programs(draw: st.DrawFn) -> str:
     return render(draw(program_lines()), draw(styles))
 
 
+TITLES = ("# Training\n", "# Entraînement — “café” 🔥\n", "Notes </script>\n")
 IPYTHON_LINES = ("%matplotlib inline", "!nvidia-smi", "%load_ext autoreload", "files = !ls", "torch.randn?")
 
 
@@ -350,10 +351,16 @@ def notebooks(draw: st.DrawFn) -> str:
         cells.append(
             {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
         )
+    cells.insert(0, {"cell_type": "markdown", "metadata": {}, "source": [draw(st.sampled_from(TITLES))]})
     document = {
         "cells": cells,
         "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
         "nbformat": 4,
         "nbformat_minor": 5,
     }
-    return json.dumps(document, indent=draw(st.sampled_from((1, 2, None)))) + "\n"
+    # Written the ways tools write notebooks: the indent, escaped or raw non-ASCII text, the line ending.
+    text = json.dumps(
+        document, indent=draw(st.sampled_from((1, 2, "\t", None))), ensure_ascii=draw(st.booleans())
+    )
+    text += draw(st.sampled_from(("\n", "")))
+    return text.replace("\n", "\r\n") if draw(st.booleans()) else text
