@@ -71,8 +71,9 @@ class ConflictRule(Rule):
         for conflict in facts.conflicts:
             if conflict.cause in self.causes and self.applies(conflict):
                 plan = self.fix(facts, conflict)
+                edits = [] if any(_repeats(facts, edit) for edit in plan.edits) else list(plan.edits)
                 yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
-                                  edits=list(plan.edits), fix_title=plan.title,
+                                  edits=edits, fix_title=plan.title,
                                   applicability=plan.applicability, **self.fields(facts, conflict))
 
     def applies(self, conflict: Conflict) -> bool:
@@ -87,6 +88,18 @@ class ConflictRule(Rule):
     def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
         """The fix for one conflict (none by default)."""
         return FixPlan()
+
+
+def _repeats(facts: FileFacts, edit: Edit) -> bool:
+    """An insertion of lines that already stand right there: the same fix was applied before and
+    did not resolve the finding, so offering it again would only repeat it."""
+    if edit.span.start != edit.span.end or not edit.content.endswith(("\n", "\r")):
+        return False
+    inserted = [line.strip() for line in edit.content.splitlines()]
+    row = edit.span.start.row - 1
+    before = [line.strip() for line in facts.lines[max(row - len(inserted), 0):row]]
+    after = [line.strip() for line in facts.lines[row:row + len(inserted)]]
+    return inserted in (before, after)
 
 
 def conflict_related(facts: FileFacts, conflict: Conflict) -> list[Related]:
