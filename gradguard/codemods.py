@@ -111,9 +111,8 @@ def statement_text(facts: FileFacts, statement: cst.CSTNode, comments: bool = Fa
     leading = getattr(statement, "leading_lines", ())
     kept = [line for line in leading if line.comment is not None] if comments else []
     bare = statement.with_changes(leading_lines=kept) if hasattr(statement, "leading_lines") else statement
-    lines = facts.code(bare).strip("\r\n").splitlines()
-    indent = facts.indent_of(statement)
-    return [line[len(indent):] if line.startswith(indent) else line.lstrip() for line in lines]
+    # libcst writes a node without its own indentation: nested lines are already relative to it.
+    return facts.code(bare).strip("\r\n").splitlines()
 
 
 def assigned_names(statement: cst.CSTNode) -> set[str]:

@@ -203,6 +203,19 @@ def to_file_coordinates(prepared: Prepared, diagnostics: tuple[Diagnostic, ...])
     return tuple(map_to_cells(diagnostic, notebook) for diagnostic in diagnostics)
 
 
+def _row_words(prepared: Prepared):  # type: ignore[no-untyped-def]
+    """How messages name a row of the program: by cell and line for a notebook."""
+    notebook = prepared.notebook
+    if notebook is None:
+        return None
+
+    def describe(row: int) -> str:
+        cell, cell_row = notebook.locate(row)
+        return f"cell {cell}, line {cell_row}"
+
+    return describe
+
+
 def raw_diagnostics(prepared: Prepared) -> tuple[Diagnostic, ...]:
     """Every finding of every rule, in program coordinates; InputError for what stops the analysis."""
     if len(prepared.program) > MAX_ANALYSED_CHARS:
@@ -212,7 +225,7 @@ def raw_diagnostics(prepared: Prepared) -> tuple[Diagnostic, ...]:
     from gradguard.parse import ParseFailure
 
     try:
-        return tuple(analyze(prepared.program))
+        return tuple(analyze(prepared.program, _row_words(prepared)))
     except ParseFailure as exc:
         cell = prepared.notebook.locate(exc.row)[0] if prepared.notebook and exc.row else None
         raise InputError(_parse_error(prepared, exc), cell) from None

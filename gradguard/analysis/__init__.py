@@ -7,6 +7,7 @@ values carry which autograd graph, and let every rule report from it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gradguard.model import Diagnostic
@@ -28,7 +29,7 @@ def might_hold_finding(data: bytes | str) -> bool:
     return _CALL_SHAPES.search(raw) is not None
 
 
-def facts_for(source: str) -> FileFacts | None:
+def facts_for(source: str, describe_row: Callable[[int], str] | None = None) -> FileFacts | None:
     """The facts of one source text, or None when it cannot hold a finding (raises `ParseFailure`)."""
     from gradguard.analysis.detect import facts_of
     from gradguard.analysis.program import Program
@@ -41,14 +42,21 @@ def facts_for(source: str) -> FileFacts | None:
     module = parse_module(source)
     program = Program(module, screened.modules if screened is not None else frozenset())
     program.run()
-    return facts_of(program, source)
+    facts = facts_of(program, source)
+    if describe_row is not None:
+        facts.describe_row = describe_row
+    return facts
 
 
-def analyze(source: str) -> tuple[Diagnostic, ...]:
-    """All findings of all rules for one Python source text (raises `ParseFailure`)."""
+def analyze(source: str, describe_row: Callable[[int], str] | None = None) -> tuple[Diagnostic, ...]:
+    """All findings of all rules for one Python source text (raises `ParseFailure`).
+
+    `describe_row` words a row of `source` for messages ("line 12"; a notebook's engine passes one
+    that names the cell).
+    """
     from gradguard.rules import all_rules
 
-    facts = facts_for(source)
+    facts = facts_for(source, describe_row)
     if facts is None:
         return ()
     found: dict[tuple[str, int, int], Diagnostic] = {}

@@ -6,6 +6,7 @@ there is something to report (libcst's position metadata costs as much as parsin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
@@ -99,6 +100,8 @@ class FileFacts:
     needless_retains: list[NeedlessRetain] = field(default_factory=list)
     kept_alive: list[KeptAlive] = field(default_factory=list)
     lightning_backward: list[CallInfo] = field(default_factory=list)
+    # How messages name a row: "line 12", or for a notebook "cell 3, line 4".
+    describe_row: Callable[[int], str] = field(default=lambda row: f"line {row}")
 
     @cached_property
     def _parents(self) -> dict[cst.CSTNode, cst.CSTNode]:

@@ -126,10 +126,10 @@ def carrier_name(conflict: Conflict) -> str:
 
 
 def freed_row(facts: FileFacts, conflict: Conflict) -> str:
-    """The line of the call that freed the graph, as text for messages."""
+    """Where the call that freed the graph is, as messages say it ("line 12", "cell 3, line 4")."""
     if conflict.freed_by.kind == "framework":
         return "the framework"
-    return str(facts.span(conflict.freed_by.node).start.row)
+    return facts.describe_row(facts.span(conflict.freed_by.node).start.row)
 
 
 @cache

@@ -24,7 +24,7 @@ SETTINGS = Settings(root=Path("/"))
 def _report_rows(monkeypatch: pytest.MonkeyPatch, *places: tuple[str, int]) -> None:
     """Make the analysis report `code` at each `row` (column 1 to 5), with a related place and a fix."""
 
-    def fake(source: str) -> tuple[Diagnostic, ...]:
+    def fake(source: str, describe_row: object = None) -> tuple[Diagnostic, ...]:
         return tuple(
             Diagnostic(
                 code=code,
@@ -105,7 +105,7 @@ def test_settings_filter_by_code_and_path(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_prefilter_skips_without_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
-    def explode(source: str) -> tuple[Diagnostic, ...]:
+    def explode(source: str, describe_row: object = None) -> tuple[Diagnostic, ...]:
         raise AssertionError("a file without backward/grad must not be analysed")
 
     monkeypatch.setattr(analysis, "analyze", explode)
@@ -114,7 +114,7 @@ def test_prefilter_skips_without_analysis(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_analysis_crash_is_a_file_error_not_an_exception(monkeypatch: pytest.MonkeyPatch) -> None:
-    def crash(source: str) -> tuple[Diagnostic, ...]:
+    def crash(source: str, describe_row: object = None) -> tuple[Diagnostic, ...]:
         raise KeyError("unexpected node")
 
     monkeypatch.setattr(analysis, "analyze", crash)
@@ -231,9 +231,9 @@ def test_a_notebook_cell_that_does_not_parse_is_reported_and_the_rest_analysed(
     seen: list[str] = []
     real = analysis.analyze
 
-    def spy(source: str) -> tuple[Diagnostic, ...]:
+    def spy(source: str, describe_row: object = None) -> tuple[Diagnostic, ...]:
         seen.append(source)
-        return real(source)
+        return real(source, describe_row)  # type: ignore[arg-type]
 
     monkeypatch.setattr(analysis, "analyze", spy)
     text = _notebook(

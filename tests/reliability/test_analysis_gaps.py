@@ -14,11 +14,6 @@ from gradguard.engine import check_source
 SETTINGS = Settings(root=Path("."))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="analysis bug: in a notebook, the message of GG001 (and GG006) names the earlier backward by its "
-    "row in the program made of all code cells ('line 5'), not by its cell and row in that cell",
-)
 def test_a_notebook_message_names_the_earlier_backward_by_cell_and_row() -> None:
     cells = [
         "import torch\nw = torch.randn(3, requires_grad=True)\n",
@@ -54,3 +49,31 @@ for step in range(3):
     assert [(d.code, d.span.start.row) for d in check_source(source, "train.py", SETTINGS).diagnostics] == [
         ("GG001", 8)
     ]
+
+
+def test_the_gg006_fix_keeps_nested_blocks_indented() -> None:
+    import ast
+
+    from gradguard.engine import Prepared
+    from gradguard.fixes import fix_prepared
+
+    source = """\
+import torch
+
+model = torch.nn.Linear(4, 1)
+x = torch.randn(8, 4)
+for step in range(3):
+    try:
+        loss = out.pow(2).mean()
+        loss.backward()
+    finally:
+        if step > 1:
+            if step == 2:
+                print("last step")
+            out = model(x)
+"""
+    selection = SETTINGS.selection("train.py")
+    fixed, _, applied, note = fix_prepared(Prepared("train.py", source, "utf-8"), selection, unsafe=True)
+    assert note is None, note
+    assert applied >= 1
+    ast.parse(fixed.source)
