@@ -77,3 +77,61 @@ for step in range(3):
     assert note is None, note
     assert applied >= 1
     ast.parse(fixed.source)
+
+
+def _fix_all(source: str) -> tuple[str, int]:
+    from gradguard.engine import Prepared
+    from gradguard.fixes import fix_prepared
+
+    fixed, _, applied, note = fix_prepared(
+        Prepared("train.py", source, "utf-8"), SETTINGS.selection("train.py"), unsafe=True
+    )
+    assert note is None, note
+    return fixed.source, applied
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="rules bug (GG004 fix): `torch.autograd.backward(total)` becomes `loss.backward(total)`, "
+    "which passes the accumulator as the `gradient` argument instead of backward-ing each step's loss",
+)
+def test_the_gg004_fix_of_the_functional_backward_backwards_the_step_loss() -> None:
+    source = """\
+import torch
+
+w = torch.randn(3, requires_grad=True)
+total = 0
+for step in range(3):
+    loss = (w * 2).sum()
+    total = total + loss
+    torch.autograd.backward(total)
+"""
+    fixed, _ = _fix_all(source)
+    assert "total = total + loss.item()" in fixed
+    assert "loss.backward()" in fixed or "torch.autograd.backward(loss)" in fixed, fixed
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="rules bug (found by fuzzing): --fix never reaches a fixed point here: GG001 recomputes `loss` "
+    "as `loss = loss + loss2`, then GG004 adds one more `.item()` every round (`loss2.item().item()...`) "
+    "until the round limit, and every further --fix adds more",
+)
+def test_fix_reaches_a_fixed_point_on_a_self_accumulating_loss() -> None:
+    source = """\
+import torch
+
+for epoch in range(2):
+    with torch.inference_mode():
+        loss = loss + loss2
+    while step < 3:
+        break
+    for batch in range(2):
+        loss.backward(create_graph=True)
+    while step < 3:
+        torch.autograd.backward(loss)
+"""
+    fixed, _ = _fix_all(source)
+    again, applied = _fix_all(fixed)
+    assert (applied, again) == (0, fixed)
+    assert ".item().item()" not in fixed, fixed

@@ -108,8 +108,7 @@ def assert_only_edited_spans_changed(before: str, after: str, fixes: list[Fix]) 
     """`after` is `before` with each region under the fixes' edits rewritten by some of those edits, and
     every character outside those regions unchanged."""
     clusters = _clusters(_replacements(before, fixes))
-    if sum(len(members) for _, _, members in clusters) > 14:
-        pytest.skip("too many overlapping edits to enumerate")  # never seen; keeps the check bounded
+    exact = max((len(members) for _, _, members in clusters), default=0) <= 10
 
     def matches(index: int, position: int, cursor: int) -> bool:
         if index == len(clusters):
@@ -119,6 +118,12 @@ def assert_only_edited_spans_changed(before: str, after: str, fixes: list[Fix]) 
         if not after.startswith(kept, position):
             return False
         position += len(kept)
+        if not exact:  # too many edits in one region to try every subset: any text may stand there
+            following = before[end : clusters[index + 1][0]] if index + 1 < len(clusters) else before[end:]
+            found = (
+                after.find(following, position) if index + 1 < len(clusters) else len(after) - len(following)
+            )
+            return found >= position and matches(index + 1, found, end)
         return any(
             after.startswith(outcome, position) and matches(index + 1, position + len(outcome), end)
             for outcome in _outcomes(before, start, end, members)

@@ -16,8 +16,7 @@ from gradguard.engine import MAX_ANALYSED_CHARS
 
 # What a run over the whole hostile folder prints about each file: the exact line, or None (clean).
 EXPECTED = {
-    "real_bug.py": "real_bug.py:6:1: GG001 `loss` is backward-ed again, but the backward on line 5 already freed"
-    " its graph",
+    "real_bug.py": "real_bug.py:6:1: GG001 `loss` is backward-ed again",
     "bom.py": "bom.py:6:1: GG001 ",
     "crlf.py": "crlf.py:6:1: GG001 ",
     "mixed_endings.py": "mixed_endings.py:6:1: GG001 ",
