@@ -80,6 +80,15 @@ def _kind(mode: int) -> str:
 
 def decode(data: bytes, path: str) -> tuple[str, str]:
     """Decode Python source as Python does (UTF-8 BOM, PEP 263 cookie); returns (text, codec)."""
+    # What Windows PowerShell's `>` and Notepad's "Unicode" write: text, but in a form Python cannot run.
+    for name, boms in (
+        ("UTF-32", (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)),
+        ("UTF-16", (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)),
+    ):
+        if data.startswith(boms):
+            raise InputError(
+                FileError(path, f"encoded as {name}, which Python cannot run (save it as UTF-8)")
+            )
     if b"\0" in data:
         raise InputError(FileError(path, "binary file (it contains NUL bytes), not Python source"))
     encoding = "utf-8"
