@@ -28,6 +28,7 @@ EXPECTED = {
     " permitted; use an 0o prefix for octal integers",
     "deep_nesting.py": "deep_nesting.py:4:208: error: syntax error: too many nested parentheses",
     "binary.py": "binary.py: error: binary file (it contains NUL bytes), not Python source",
+    "utf16.py": "utf16.py: error: encoded as UTF-16, which Python cannot run (save it as UTF-8)",
     "malformed.ipynb": "malformed.ipynb: error: malformed notebook JSON: Expecting value (line 1, column 68)",
     "empty.py": None,
     "no_cells.ipynb": None,
@@ -71,7 +72,7 @@ def test_one_run_over_every_hostile_file(hostile: Project) -> None:
             assert lines == [], (name, output)
         else:
             assert len(lines) == 1 and lines[0].startswith(expected), (name, lines, output)
-    assert "6 files could not be linted." in output
+    assert "7 files could not be linted." in output
     assert elapsed < 60, f"the run took {elapsed:.0f} s"
 
 
