@@ -400,17 +400,21 @@ class Resolver:
         """The settings for an absolute folder path."""
         if self._forced is not None:
             return self._forced
-        found = self._by_dir.get(directory)
-        if found is not None:
-            return found
-        settings = self._read_dir(directory)
-        if settings is None:
-            parent = os.path.dirname(directory)
-            if parent != directory:
-                settings = self.for_dir(parent)
-            else:
-                settings = self._with_cli(Settings(root=self.cwd))
-        self._by_dir[directory] = settings
+        # Up the tree in a loop, not by recursion: a folder may be nested deeper than the recursion limit.
+        visited: list[str] = []
+        settings = self._by_dir.get(directory)
+        while settings is None:
+            visited.append(directory)
+            settings = self._read_dir(directory)
+            if settings is None:
+                parent = os.path.dirname(directory)
+                if parent == directory:
+                    settings = self._with_cli(Settings(root=self.cwd))
+                else:
+                    directory = parent
+                    settings = self._by_dir.get(directory)
+        for folder in visited:
+            self._by_dir[folder] = settings
         return settings
 
     def _read_dir(self, directory: str) -> Settings | None:

@@ -139,9 +139,19 @@ class _Walker:
         if _excluded_explicit(top, True, self.resolver):
             self.anchor = absolute
             ignores = []
-        self._walk_dir(top, absolute, ignores)
+        # An explicit stack, not recursion: a tree nested deeper than Python's recursion limit is walked
+        # too. Sorting the paths found by their parts gives the order of a recursive walk of sorted folders.
+        found: list[str] = []
+        pending = [(top, absolute, ignores)]
+        while pending:
+            pending.extend(reversed(self._walk_dir(*pending.pop(), found)))
+        for path in sorted(found, key=lambda path: path.split(os.sep)):
+            self.files.setdefault(path, None)
 
-    def _walk_dir(self, directory: str, absolute: str, ignores: list[_Ignore]) -> None:
+    def _walk_dir(
+        self, directory: str, absolute: str, ignores: list[_Ignore], found: list[str]
+    ) -> list[tuple[str, str, list[_Ignore]]]:
+        """Add the files of one folder to `found`; returns its subfolders to walk."""
         own = _read_gitignore(absolute)
         if own is not None:
             ignores = [*ignores, own]
@@ -150,9 +160,10 @@ class _Walker:
                 entries = sorted(scan, key=lambda entry: entry.name)
         except OSError as exc:
             self.errors.append(FileError(directory, f"cannot list the folder: {describe_os_error(exc)}"))
-            return
+            return []
         settings = self.resolver.for_dir(absolute)
         prefix = "" if directory == os.curdir else directory + os.sep
+        subfolders = []
         for entry in entries:
             name = entry.name
             path = prefix + name
@@ -165,7 +176,7 @@ class _Walker:
             if is_dir:
                 if name == ".git" or self._ignored(child, True, ignores, settings):
                     continue
-                self._walk_dir(path, child, ignores)
+                subfolders.append((path, child, ignores))
                 continue
             if not name.endswith(SUFFIXES):
                 continue
@@ -178,7 +189,8 @@ class _Walker:
                     continue
                 if os.path.isdir(child):
                     continue
-            self.files.setdefault(path, None)
+            found.append(path)
+        return subfolders
 
     def _ignored(self, absolute: str, is_dir: bool, ignores: list[_Ignore], settings: Settings) -> bool:
         if settings.is_excluded(absolute, is_dir, self.anchor):
