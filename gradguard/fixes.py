@@ -186,6 +186,15 @@ def fix_prepared(
     """
     from gradguard.notebook import dump_notebook, parse_notebook, replace_cell_sources
 
+    def apply(current: Prepared, fixes: list[Fix]) -> tuple[Prepared, int]:
+        if current.notebook is None:
+            text, applied = fix_text_round(current.source, fixes)
+            return Prepared(current.path, text, current.encoding), applied
+        sources, applied = fix_notebook_round(current, fixes)
+        document = replace_cell_sources(current.notebook.document, sources)
+        text = dump_notebook(document, current.source)
+        return Prepared(current.path, text, current.encoding, parse_notebook(text)), applied
+
     current = prepared
     diagnostics = program_diagnostics(current, selection)
     total = 0
@@ -193,24 +202,29 @@ def fix_prepared(
         fixes = choose_fixes(diagnostics, unsafe)
         if not fixes:
             break
-        if current.notebook is None:
-            text, applied = fix_text_round(current.source, fixes)
-            candidate = Prepared(current.path, text, current.encoding)
-        else:
-            sources, applied = fix_notebook_round(current, fixes)
-            document = replace_cell_sources(current.notebook.document, sources)
-            text = dump_notebook(document, current.source)
-            candidate = Prepared(current.path, text, current.encoding, parse_notebook(text))
+        candidate, applied = apply(current, fixes)
         if applied == 0 or candidate.source == current.source:
             break
         try:
             diagnostics_after = program_diagnostics(candidate, selection)
         except InputError as exc:
-            note = (
-                f"a fix produced code that does not parse ({exc.error.message}); "
-                "it was undone, please report it"
-            )
-            return current, diagnostics, total, note
+            if len(fixes) == 1:
+                note = (
+                    f"a fix produced code that does not parse ({exc.error.message}); "
+                    "it was undone, please report it"
+                )
+                return current, diagnostics, total, note
+            # Fixes that are fine one by one can clash together (two removals emptying one
+            # block): take the first alone this round; the others are found again next round.
+            candidate, applied = apply(current, fixes[:1])
+            try:
+                diagnostics_after = program_diagnostics(candidate, selection)
+            except InputError as single:
+                note = (
+                    f"a fix produced code that does not parse ({single.error.message}); "
+                    "it was undone, please report it"
+                )
+                return current, diagnostics, total, note
         current, diagnostics = candidate, diagnostics_after
         total += applied
     return current, diagnostics, total, None
