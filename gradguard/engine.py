@@ -234,7 +234,9 @@ def raw_diagnostics(prepared: Prepared) -> tuple[Diagnostic, ...]:
     from gradguard.parse import ParseFailure
 
     try:
-        return tuple(analyze(prepared.program, _row_words(prepared)))
+        describe = _row_words(prepared)
+        found = analyze(prepared.program) if describe is None else analyze(prepared.program, describe)
+        return tuple(found)
     except ParseFailure as exc:
         cell = prepared.notebook.locate(exc.row)[0] if prepared.notebook and exc.row else None
         raise InputError(_parse_error(prepared, exc), cell) from None
