@@ -188,6 +188,10 @@ def lint(
             display.close()
     except ConfigError as exc:
         _fail(str(exc))
+    except KeyboardInterrupt:
+        # Neither "clean" nor "findings": 130, as a shell reports a command stopped by Ctrl-C.
+        click.echo("gradguard: interrupted", err=True)
+        sys.exit(130)
     from gradguard.model import FileResult
 
     results: list[FileResult] = [FileResult(error.path, errors=(error,)) for error in found.errors]

@@ -255,25 +255,32 @@ def run_pool(
         while pending:
             unfinished: list[Job] = []
             with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context) as pool:
-                futures = {}
-                for position, job in enumerate(pending):
-                    try:
-                        futures[pool.submit(work, job)] = job
-                    except BrokenProcessPool:
-                        # A worker died while jobs were still being handed out.
-                        unfinished.extend(pending[position:])
-                        break
-                for future in as_completed(futures):
-                    job = futures[future]
-                    try:
-                        finished(job, future.result())
-                    except BrokenProcessPool:
-                        unfinished.append(job)
-                    except Exception as exc:  # e.g. a result that cannot be pickled
-                        finished(
-                            job,
-                            _failure(job, f"internal error, please report it: {type(exc).__name__}: {exc}"),
-                        )
+                try:
+                    futures = {}
+                    for position, job in enumerate(pending):
+                        try:
+                            futures[pool.submit(work, job)] = job
+                        except BrokenProcessPool:
+                            # A worker died while jobs were still being handed out.
+                            unfinished.extend(pending[position:])
+                            break
+                    for future in as_completed(futures):
+                        job = futures[future]
+                        try:
+                            finished(job, future.result())
+                        except BrokenProcessPool:
+                            unfinished.append(job)
+                        except Exception as exc:  # e.g. a result that cannot be pickled
+                            finished(
+                                job,
+                                _failure(
+                                    job, f"internal error, please report it: {type(exc).__name__}: {exc}"
+                                ),
+                            )
+                except KeyboardInterrupt:
+                    # Ctrl-C: drop the files not started yet, or leaving the pool would analyse them all first.
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
             started = set(os.listdir(markers))
             for name in started:
                 os.unlink(os.path.join(markers, name))
