@@ -111,12 +111,6 @@ for step in range(3):
     assert "loss.backward()" in fixed or "torch.autograd.backward(loss)" in fixed, fixed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rules bug (found by fuzzing): --fix never reaches a fixed point here: GG001 recomputes `loss` "
-    "as `loss = loss + loss2`, then GG004 adds one more `.item()` every round (`loss2.item().item()...`) "
-    "until the round limit, and every further --fix adds more",
-)
 def test_fix_reaches_a_fixed_point_on_a_self_accumulating_loss() -> None:
     source = """\
 import torch

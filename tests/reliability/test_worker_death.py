@@ -8,9 +8,24 @@ run out of memory or stack for real.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import time
 
-from reliability_support import BUGGY_ROW, BUGGY_SOURCE, CLEAN_SOURCE, Project, hook_events, lines_for
+import pytest
+from reliability_support import (
+    BUGGY_ROW,
+    BUGGY_SOURCE,
+    CLEAN_SOURCE,
+    Project,
+    gradguard_command,
+    hook_events,
+    lines_for,
+    subprocess_env,
+)
 
 from gradguard.runner import PARALLEL_MIN_BYTES, WORKER_DIED
 
@@ -105,3 +120,42 @@ def test_running_out_of_memory_or_stack_in_the_analysis_costs_one_file(project: 
         "poison_recursion.py: error: the code is nested too deeply to analyse"
     ]
     assert lines_for(output, "train.py")[0].startswith(f"train.py:{BUGGY_ROW}:1: GG001 ")
+
+
+@pytest.mark.parametrize("target", ["process group", "main process"])
+def test_ctrl_c_stops_a_parallel_run_at_once(project: Project, target: str) -> None:
+    """Ctrl-C (SIGINT to the terminal's whole process group, or to gradguard alone) stops a long run
+    within seconds, with one line and exit code 130, and leaves no worker behind. The pool used to finish
+    every queued file first, which took as long as the run itself."""
+    helpers = "".join(
+        f"def step_{n}(x):\n    loss = (x * w).sum()\n    loss.backward()\n    return loss\n"
+        for n in range(300)
+    )
+    for index in range(60):
+        project.write(f"pkg/m{index}.py", BUGGY_SOURCE + helpers)
+    run = subprocess.Popen(
+        gradguard_command("lint", "--no-cache"),
+        cwd=project.root,
+        env=subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    time.sleep(2.5)
+    assert run.poll() is None, "the run ended before it could be interrupted"
+    interrupted = time.monotonic()
+    if target == "process group":
+        os.killpg(run.pid, signal.SIGINT)
+    else:
+        run.send_signal(signal.SIGINT)
+    try:
+        stdout, stderr = run.communicate(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+    assert time.monotonic() - interrupted < 15
+    assert (run.returncode, stderr) == (130, "gradguard: interrupted\n"), stderr
+    assert stdout == ""
+    left = subprocess.run(["pgrep", "-g", str(run.pid)], capture_output=True, text=True, check=False).stdout
+    assert left == "", "a worker outlived the run"
