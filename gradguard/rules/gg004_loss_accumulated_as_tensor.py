@@ -53,9 +53,19 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
         return [], None
     added = addend(updates[0], name)
     assert added is not None
+    if isinstance(added, cst.Call) and isinstance(added.func, cst.Attribute) and added.func.attr.value == "item":
+        # Already a number: what still carries graphs is not this sum; offer nothing rather than
+        # the same edit again.
+        return [], None
     root = added if isinstance(added, (cst.Name, cst.Attribute)) else cst.parse_expression(
         f"({facts.code(added)})")
     call = failing.node
-    new_call = call.with_changes(func=call.func.with_changes(value=root))
+    if facts.code(call.func.value) == name:  # type: ignore[union-attr]
+        new_call = call.with_changes(func=call.func.with_changes(value=root))  # type: ignore[union-attr]
+    elif call.args and facts.code(call.args[0].value) == name:
+        # `torch.autograd.backward(total)`: the accumulator is the first argument.
+        new_call = call.with_changes(args=[call.args[0].with_changes(value=root), *call.args[1:]])
+    else:
+        return [], None
     item = cst.parse_expression(f"{facts.code(added) if isinstance(added, (cst.Name, cst.Attribute, cst.Call)) else '(' + facts.code(added) + ')'}.item()")
     return [codemods.replace_node(facts, call, new_call), codemods.replace_node(facts, added, item)], None

@@ -90,11 +90,6 @@ def _fix_all(source: str) -> tuple[str, int]:
     return fixed.source, applied
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rules bug (GG004 fix): `torch.autograd.backward(total)` becomes `loss.backward(total)`, "
-    "which passes the accumulator as the `gradient` argument instead of backward-ing each step's loss",
-)
 def test_the_gg004_fix_of_the_functional_backward_backwards_the_step_loss() -> None:
     source = """\
 import torch
