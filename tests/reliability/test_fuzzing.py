@@ -158,19 +158,19 @@ def assert_linted_without_internal_error(text: str, path: str = "train.py") -> N
     assert not [error for error in result.errors if "internal error" in error.message], result.errors
 
 
-@fuzz_settings(ci_examples=80)
+@fuzz_settings(ci_examples=60)
 @given(programs())
 def test_training_programs_are_linted_without_any_error(source: str) -> None:
     assert check_source(source, "train.py", SETTINGS).errors == ()
 
 
-@fuzz_settings(ci_examples=35)
+@fuzz_settings(ci_examples=30)
 @given(programs())
 def test_fixes_of_training_programs_reparse_are_idempotent_and_stay_in_their_spans(source: str) -> None:
     check_fix_properties(source)
 
 
-@fuzz_settings(ci_examples=15)
+@fuzz_settings(ci_examples=10)
 @given(notebooks())
 def test_notebooks_are_linted_and_fixed_cleanly(text: str) -> None:
     assert check_source(text, "nb.ipynb", SETTINGS).errors == ()
@@ -205,7 +205,7 @@ def _hypothesmith_program(snippet: str) -> str:
     return text
 
 
-@fuzz_settings(ci_examples=60, long_examples=3000)
+@fuzz_settings(ci_examples=50, long_examples=3000)
 @given(hypothesmith.from_grammar())
 def test_any_valid_python_is_linted_without_internal_error(snippet: str) -> None:
     text = _hypothesmith_program(snippet)
