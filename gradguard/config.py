@@ -320,6 +320,8 @@ def read_config(path: Path, known: Iterable[str]) -> Settings | None:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the configuration: {_reason(exc)}") from None
     tool = data.get("tool")
