@@ -17,6 +17,11 @@ TABLE = "[tool.gradguard]\n"
 CASES = {
     "invalid TOML": ("pyproject.toml", TABLE + "select = [GG001]\n", ["invalid TOML", "line 2"]),
     "unclosed table": ("pyproject.toml", "[tool.gradguard\nselect = []\n", ["invalid TOML", "line 1"]),
+    "nested 5,000 deep": (
+        "pyproject.toml",
+        "[project]\nx = " + "[" * 5000 + "]" * 5000 + "\n",
+        ["invalid TOML", "nested too deeply"],
+    ),
     "duplicate key": ("pyproject.toml", TABLE + "select = []\nselect = []\n", ["invalid TOML", "line 3"]),
     "unknown rule code": (
         "pyproject.toml",
