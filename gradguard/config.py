@@ -457,17 +457,30 @@ def check_per_file_patterns(settings: Settings, files: Iterable[str]) -> None:
     for index, spec in list(pending.items()):
         if any(spec.match_file(rel) for rel in relatives):
             del pending[index]
-    if pending:
-        for dirpath, dirnames, filenames in os.walk(settings.root):
-            base = os.path.relpath(dirpath, settings.root).replace(os.sep, "/")
-            prefix = "" if base == "." else base + "/"
-            dirnames[:] = [d for d in dirnames if d not in DEFAULT_EXCLUDE]
-            names = [prefix + d + "/" for d in dirnames] + [prefix + f for f in filenames]
-            for index, spec in list(pending.items()):
-                if any(spec.match_file(name) for name in names):
-                    del pending[index]
-            if not pending:
-                return
+    folders = [str(settings.root)] if pending else []
+    while folders:  # a loop, not os.walk: Python 3.11's os.walk recurses once per folder level
+        dirpath = folders.pop()
+        try:
+            with os.scandir(dirpath) as scan:
+                entries = [(entry.name, entry.is_dir(), entry.is_symlink()) for entry in scan]
+        except OSError:
+            continue
+        base = os.path.relpath(dirpath, settings.root).replace(os.sep, "/")
+        prefix = "" if base == "." else base + "/"
+        dirnames = [name for name, is_dir, _ in entries if is_dir and name not in DEFAULT_EXCLUDE]
+        names = [prefix + d + "/" for d in dirnames] + [
+            prefix + name for name, is_dir, _ in entries if not is_dir
+        ]
+        for index, spec in list(pending.items()):
+            if any(spec.match_file(name) for name in names):
+                del pending[index]
+        if not pending:
+            return
+        folders.extend(
+            os.path.join(dirpath, name)
+            for name, is_dir, link in entries
+            if is_dir and not link and name not in DEFAULT_EXCLUDE
+        )
     for index in pending:
         pattern = settings.per_file_ignores[index][0]
         raise ConfigError(
