@@ -3,6 +3,7 @@ linted, no traceback. Every way a `[tool.gradguard]` table (or `gradguard.toml`)
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,26 @@ def test_broken_command_line_selectors_and_config_option(
         code, stdout, stderr = _run(project, monkeypatch, *args)
         assert (code, stdout) == (2, ""), (args, stderr)
         assert len(stderr.splitlines()) == 1 and all(part in stderr for part in parts), (args, stderr)
+
+
+def test_per_file_patterns_are_checked_through_a_tree_deeper_than_the_recursion_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checking that a pattern matches some file walks the project; os.walk recursed once per level."""
+    project = Project.create(tmp_path / "proj")
+    project.write("train.py", BUGGY_SOURCE)
+    folder = project.root
+    for _ in range(1100):
+        folder = folder / "d"
+        folder.mkdir()
+    (folder / "deep.py").write_text("x = 1\n", encoding="utf-8")
+    try:
+        for pattern, expected in (("**/deep.py", 1), ("**/absent.py", 2)):
+            project.write(
+                "pyproject.toml", TABLE + f'[tool.gradguard.per-file-ignores]\n"{pattern}" = ["GG001"]\n'
+            )
+            code, _, stderr = _run(project, monkeypatch, "train.py")
+            assert code == expected, stderr
+            assert "Traceback" not in stderr
+    finally:
+        subprocess.run(["rm", "-rf", str(project.root / "d")], check=True)
