@@ -8,10 +8,13 @@ an environment variable asks for it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,6 +142,25 @@ class Project:
 
     def run(self, *args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
         return run_gradguard(*args, cwd=self.root, **kwargs)  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def deep_tree(levels: int) -> Iterator[tuple[Project, Path]]:
+    """A project holding a folder chain `levels` deep; yields it and the deepest folder.
+
+    It lives outside pytest's temporary folders and is removed with `rm -rf`: shutil.rmtree, and so
+    pytest's clean-up of its old temporary folders, recurses once per level and fails on such a tree.
+    """
+    top = Path(tempfile.mkdtemp(prefix="gradguard-deep-"))
+    try:
+        project = Project.create(top / "proj")
+        folder = project.root
+        for _ in range(levels):
+            folder = folder / "d"
+            folder.mkdir()
+        yield project, folder
+    finally:
+        subprocess.run(["rm", "-rf", str(top)], check=True)
 
 
 def lines_for(output: str, name: str) -> list[str]:

@@ -3,12 +3,11 @@ linted, no traceback. Every way a `[tool.gradguard]` table (or `gradguard.toml`)
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from reliability_support import BUGGY_SOURCE, Project
+from reliability_support import BUGGY_SOURCE, Project, deep_tree
 
 from gradguard.cli import main
 
@@ -161,17 +160,12 @@ def test_broken_command_line_selectors_and_config_option(
 
 
 def test_per_file_patterns_are_checked_through_a_tree_deeper_than_the_recursion_limit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Checking that a pattern matches some file walks the project; os.walk recursed once per level."""
-    project = Project.create(tmp_path / "proj")
-    project.write("train.py", BUGGY_SOURCE)
-    folder = project.root
-    for _ in range(1100):
-        folder = folder / "d"
-        folder.mkdir()
-    (folder / "deep.py").write_text("x = 1\n", encoding="utf-8")
-    try:
+    with deep_tree(1100) as (project, folder):
+        project.write("train.py", BUGGY_SOURCE)
+        (folder / "deep.py").write_text("x = 1\n", encoding="utf-8")
         for pattern, expected in (("**/deep.py", 1), ("**/absent.py", 2)):
             project.write(
                 "pyproject.toml", TABLE + f'[tool.gradguard.per-file-ignores]\n"{pattern}" = ["GG001"]\n'
@@ -179,5 +173,3 @@ def test_per_file_patterns_are_checked_through_a_tree_deeper_than_the_recursion_
             code, _, stderr = _run(project, monkeypatch, "train.py")
             assert code == expected, stderr
             assert "Traceback" not in stderr
-    finally:
-        subprocess.run(["rm", "-rf", str(project.root / "d")], check=True)

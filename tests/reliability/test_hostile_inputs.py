@@ -7,11 +7,10 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import subprocess
 import time
 
 import pytest
-from reliability_support import BUGGY_SOURCE, Project, fuzz_long, lines_for
+from reliability_support import BUGGY_SOURCE, Project, deep_tree, fuzz_long, lines_for
 
 from gradguard.engine import MAX_ANALYSED_CHARS
 
@@ -254,21 +253,13 @@ def test_odd_file_names_in_every_output_format(project: Project, fmt: str) -> No
         assert uris == set(ODD_NAMES.values())
 
 
-def test_a_folder_tree_nested_deeper_than_the_recursion_limit_is_walked(project: Project) -> None:
+def test_a_folder_tree_nested_deeper_than_the_recursion_limit_is_walked() -> None:
     """1,200 nested folders (past Python's recursion limit of 1,000): the walk and the configuration
     lookup both used to recurse and end in a RecursionError traceback."""
-    top = project.root / "d"
-    folder = project.root
-    for _ in range(1200):
-        folder = folder / "d"
-        folder.mkdir()
-    try:
+    with deep_tree(1200) as (project, folder):
         (folder / "train.py").write_text(BUGGY_SOURCE, encoding="utf-8")
         relative = "/".join(["d"] * 1200) + "/train.py"
         for args in (("lint", "--no-cache"), ("lint", "--no-cache", relative)):
             done = project.run(*args)
             assert done.returncode == 1, done.stdout[-500:] + done.stderr[-2000:]
             assert lines_for(done.stdout, relative)[0].startswith(f"{relative}:6:1: GG001 ")
-    finally:
-        # shutil.rmtree (and so pytest's clean-up of old temporary folders) recurses as deep as the tree.
-        subprocess.run(["rm", "-rf", str(top)], check=True)
