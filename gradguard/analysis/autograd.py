@@ -58,6 +58,8 @@ class Met:
     why: Freed
     boundary: tuple[Boundary, ...]
     created_loops: tuple[cst.CSTNode, ...]
+    # The branches the failing call ran under (see `Freed.conditions`).
+    conditions: tuple[tuple[cst.CSTNode, bool], ...] = ()
 
 
 
@@ -113,8 +115,8 @@ class AutogradEvents:
                 self.backward_holders.add(holder.key)
                 self.root_holders.add(holder.key)
                 self.root_defs[info] = self.root_defs.get(info, frozenset()) | self.defs_of(holder, state, frame)
-            self.reach(info, value, state)
-            self.release(info, value, keeps, state)
+            self.reach(info, value, state, frame)
+            self.release(info, value, keeps, state, frame)
 
     def ensure_graph(self, expr: cst.BaseExpression | None, value: Value, state: State, frame: Frame) -> Value:
         """A value being backward-ed carries a graph, even when the model did not see it built
@@ -143,8 +145,10 @@ class AutogradEvents:
         elif holder.key[0] != "<opaque>":
             state.heap[holder.key] = value  # type: ignore[index]
 
-    def reach(self, info: CallInfo, value: Value, state: State) -> None:
+    def reach(self, info: CallInfo, value: Value, state: State, frame: Frame | None = None) -> None:
         """Record a conflict if the pass reaches nodes that are already freed."""
+        if state.dead:
+            return
         self.backwarded.update(value.nodes)
         for read in [*value.via, *self.reads_behind(value.top)]:
             current: Read | None = read
@@ -173,7 +177,8 @@ class AutogradEvents:
                 return
             created = self.origins.get(min(stale))
             self.conflicts[key] = Met(info, why.call, value, stale, why, boundary,
-                                      created.loops if created is not None else ())
+                                      created.loops if created is not None else (),
+                                      tuple(frame.conditions) if frame is not None else ())
 
     def _accumulating(self, boundary: tuple[Boundary, ...]) -> bool:
         """Whether a stale graph is reached through a container that grows across iterations
@@ -230,8 +235,12 @@ class AutogradEvents:
             queue.extend(origin.parents)
         return found
 
-    def release(self, info: CallInfo, value: Value, keeps: bool, state: State) -> None:
+    def release(self, info: CallInfo, value: Value, keeps: bool, state: State,
+                frame: Frame | None = None) -> None:
         """Free the nodes a non-retaining pass traversed."""
+        if state.dead:
+            return
+        conditions = tuple(frame.conditions) if frame is not None else ()
         if keeps:
             previous, _ = self.retains.get(info, (frozenset(), {}))
             if not previous:
@@ -243,7 +252,7 @@ class AutogradEvents:
         for node in value.nodes:
             known = state.freed.get(node)
             if known is None or known.weak:
-                state.freed[node] = Freed(info)
+                state.freed[node] = Freed(info, conditions=conditions)
 
     def grad(self, call: cst.Call, args: Args, kwargs: dict[str, Value], state: State, frame: Frame) -> Value:
         """`torch.autograd.grad(outputs, inputs, ...)`: frees the part between outputs and inputs."""
@@ -255,9 +264,9 @@ class AutogradEvents:
         expr, value = outputs
         value = self.ensure_graph(expr, value, state, frame)
         info = self.call_info(call, "grad", expr, retain is True or create is True, create is True, frame)
-        self.reach(info, value, state)
+        self.reach(info, value, state, frame)
         traversed = replace(value, nodes=value.nodes - inputs.nodes)
-        self.release(info, traversed, retain is not False or create is not False, state)
+        self.release(info, traversed, retain is not False or create is not False, state, frame)
         if create is not False:
             return self.derive(call, [(expr, value), (None, inputs)], state, frame, source=True)
         return FRESH
@@ -267,7 +276,7 @@ class AutogradEvents:
         owner = optimizer.ref if isinstance(optimizer.ref, str) else (label or "optimizer")
         for node, why in list(state.freed.items()):
             if owner not in why.stepped:
-                state.freed[node] = Freed(why.call, why.stepped | {owner}, why.weak)
+                state.freed[node] = replace(why, stepped=why.stepped | {owner})
 
     def note_accumulation(self, target: cst.BaseExpression, item: Value, item_expr: cst.CSTNode | None,
                           statement: cst.CSTNode, state: State, frame: Frame, container: bool) -> None:

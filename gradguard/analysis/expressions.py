@@ -88,6 +88,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.root_holders: set[tuple[str, ...]] = set()
         self.framework_calls: list[CallInfo] = []
         self.root_defs: dict[CallInfo, frozenset[cst.CSTNode]] = {}
+        # Condition atoms made so far (their order: the oldest is forgotten first).
+        self.atom_seq = 0
+        # What the analysis did not follow to the end: (what, node, function).
+        self.incomplete: list[tuple[str, cst.CSTNode | None, str]] = []
 
     # -- hooks the interpreter provides ---------------------------------------------------
 
@@ -164,6 +168,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         index = 0 if name in frame.global_names else len(state.frames) - 1
         state.frames[index][name] = value
         state.defs[index][name] = frozenset({statement})
+        state.assign_invalidates(name=name)
 
     def note_reset(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame) -> None:
         """A container emptied inside a loop (`xs = []`, `del xs[:]`) does not grow across it."""
@@ -187,6 +192,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if name in state.frames[index]:
                 state.frames[index][name] = value
                 state.defs[index][name] = state.defs[index].get(name, frozenset()) | {statement}
+                state.assign_invalidates(name=name)
                 return
         self.assign(target, value, state, frame, statement, None)
 
@@ -195,6 +201,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         index = 0 if name in frame.global_names else len(state.frames) - 1
         state.frames[index].pop(name, None)
         state.defs[index].pop(name, None)
+        state.assign_invalidates(name=name)
 
     def defs_of(self, holder: Holder, state: State, frame: Frame) -> frozenset[cst.CSTNode]:
         """The statements that last assigned a holder."""
@@ -257,8 +264,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 self.assign(inner, part, state, frame, statement, source)
         elif isinstance(target, cst.Attribute):
             owner = self.eval(target.value, state, frame)
+            state.assign_invalidates(text=dotted(target))
             if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
                 key = (owner.ref.key, target.attr.value)
+                state.assign_invalidates(heap=key)
                 state.heap[key] = value
                 state.hdefs[key] = frozenset({statement})
                 if target.attr.value == "automatic_optimization":

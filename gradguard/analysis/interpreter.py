@@ -9,11 +9,13 @@ by inlining them with the argument values, closures called by optimizers, and ob
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import libcst as cst
 
+from gradguard.analysis.conditions import MAX_PARTS, Atom, chains_of, decide, equality_of, key_of, strip_not
 from gradguard.analysis.expressions import BudgetExceeded, Evaluator
-from gradguard.analysis.names import canonical, import_bindings, qualify
+from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import DATA, NONE, UNKNOWN, Kind, Value, cut, join
 
@@ -27,16 +29,74 @@ class Interpreter(Evaluator):
 
     def exec_block(self, body: cst.BaseSuite | list[cst.BaseStatement] | tuple, state: State,
                    frame: Frame, owner: cst.CSTNode) -> None:
-        """Run a block of statements in place on `state`."""
+        """Run a block of statements in place on `state` (its paths joined at the end)."""
+        parts = self.exec_parts(body, state, frame, owner)
+        if len(parts) == 1 and parts[0] is state:
+            return
+        self.merge_into(state, parts)
+
+    def exec_parts(self, body: cst.BaseSuite | list[cst.BaseStatement] | tuple, state: State,
+                   frame: Frame, owner: cst.CSTNode) -> list[State]:
+        """Run a block from `state` (which it may change); the live states it ends in, one per
+        set of branch conditions still told apart (see `conditions.py`)."""
         statements = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
+        parts = [state]
         for statement in statements:
-            if state.dead:
-                return
-            frame.statements.append((owner, statement))
-            try:
-                self.exec_statement(statement, state, frame)
-            finally:
-                frame.statements.pop()
+            following: list[State] = []
+            for part in parts:
+                if part.dead:
+                    continue
+                frame.statements.append((owner, statement))
+                try:
+                    following.extend(self.statement_parts(statement, part, frame))
+                finally:
+                    frame.statements.pop()
+            parts = self.regroup(following)
+            if not parts:
+                return []
+        return [part for part in parts if not part.dead]
+
+    def statement_parts(self, statement: cst.CSTNode, state: State, frame: Frame) -> list[State]:
+        """Run one statement from `state`; the states it ends in."""
+        if isinstance(statement, cst.If):
+            self.tick()
+            return self.if_parts(statement, state, frame)
+        if isinstance(statement, cst.For):
+            self.tick()
+            return self.for_parts(statement, state, frame)
+        if isinstance(statement, cst.While):
+            self.tick()
+            return self.while_parts(statement, state, frame)
+        if isinstance(statement, cst.With):
+            self.tick()
+            return self.with_parts(statement, state, frame)
+        self.exec_statement(statement, state, frame)
+        return [state]
+
+    def regroup(self, parts: list[State]) -> list[State]:
+        """Join the states that no condition tells apart; keep at most `MAX_PARTS`, forgetting
+        the oldest conditions first."""
+        live = [part for part in parts if not part.dead]
+        if len(live) <= 1:
+            return live
+        while True:
+            groups: dict[frozenset[tuple[str, bool]], list[State]] = {}
+            for part in live:
+                groups.setdefault(part.partition_key(), []).append(part)
+            if len(groups) <= MAX_PARTS:
+                break
+            oldest = min((atom.seq, key) for part in live for key, atom in part.assume.items())[1]
+            for part in live:
+                part.assume.pop(oldest, None)
+        result = []
+        for group in groups.values():
+            if len(group) == 1:
+                result.append(group[0])
+            else:
+                joined = State.join_all(group)
+                if joined is not None:
+                    result.append(joined)
+        return result
 
     def exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
         """Run one statement in place on `state`."""
@@ -136,16 +196,68 @@ class Interpreter(Evaluator):
             self.forget(target.value, state, frame)
 
     def exec_if(self, statement: cst.If, state: State, frame: Frame) -> None:
+        self.merge_into(state, self.if_parts(statement, state, frame))
+
+    def if_parts(self, statement: cst.If, state: State, frame: Frame) -> list[State]:
+        """Both arms of an `if`, each assuming its condition; an arm the path already decided
+        against is not run."""
         self.eval(statement.test, state, frame)
-        branch = state.copy()
-        other = state.copy()
-        self.refine_none(statement.test, branch, other, frame)
-        self.exec_block(statement.body, branch, frame, statement)
-        if isinstance(statement.orelse, cst.If):
-            self.exec_statement(statement.orelse, other, frame)
-        elif isinstance(statement.orelse, cst.Else):
-            self.exec_block(statement.orelse.body, other, frame, statement.orelse)
-        self.merge_into(state, [branch, other])
+        if state.dead:
+            return []
+        decided = decide(statement.test, state.assume)
+        if decided is None:
+            branch, other = state.copy(), state
+            self.refine_none(statement.test, branch, other, frame)
+            self.assume_test(statement.test, True, branch, frame)
+            self.assume_test(statement.test, False, other, frame)
+        else:
+            branch = other = state
+        outcomes: list[State] = []
+        if decided is not False:
+            frame.conditions.append((statement, True))
+            try:
+                outcomes.extend(self.exec_parts(statement.body, branch, frame, statement))
+            finally:
+                frame.conditions.pop()
+        if decided is not True:
+            frame.conditions.append((statement, False))
+            try:
+                if isinstance(statement.orelse, cst.If):
+                    outcomes.extend(self.if_parts(statement.orelse, other, frame))
+                elif isinstance(statement.orelse, cst.Else):
+                    outcomes.extend(self.exec_parts(statement.orelse.body, other, frame, statement.orelse))
+                else:
+                    outcomes.append(other)
+            finally:
+                frame.conditions.pop()
+        return outcomes
+
+    def assume_test(self, test: cst.BaseExpression, truth: bool, state: State, frame: Frame) -> None:
+        """Record that `test` had this truth on the path to `state` (when it is a condition atom)."""
+        expr, positive = strip_not(test)
+        holds = positive == truth
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.And) == holds:
+            # `a and b` true: both hold; `a or b` false: neither does.
+            self.assume_test(expr.left, holds, state, frame)
+            self.assume_test(expr.right, holds, state, frame)
+        key = key_of(expr)
+        if key is None or key in ("True", "False", "None"):
+            return
+        deps: set[str] = set()
+        heap: set[tuple[str, str]] = set()
+        for chain in chains_of(expr):
+            text = dotted(chain)
+            if text is not None:
+                deps.add(text)
+            current = chain
+            while isinstance(current, cst.Attribute):
+                owner = self.peek(current.value, state, frame)
+                if owner is not None and owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
+                    heap.add((owner.ref.key, current.attr.value))
+                current = current.value
+        self.atom_seq += 1
+        state.assume[key] = Atom(key, holds, frozenset(deps), frozenset(heap), len(state.frames),
+                                 self.atom_seq, self.code_of(expr), equality_of(expr))
 
     def refine_none(self, test: cst.BaseExpression, then: State, otherwise: State, frame: Frame) -> None:
         """`if x is None:` / `if x is not None:`: in the branch where `x` is None, it holds no graph."""
@@ -188,70 +300,123 @@ class Interpreter(Evaluator):
             setattr(state, slot, getattr(other, slot))
 
     def exec_for(self, statement: cst.For, state: State, frame: Frame) -> None:
+        self.merge_into(state, self.for_parts(statement, state, frame))
+
+    def for_parts(self, statement: cst.For, state: State, frame: Frame) -> list[State]:
         iterable = self.eval(statement.iter, state, frame)
         element = self.element_from(statement.iter, iterable, state, frame)
 
-        def bind(s: State) -> None:
+        def enter(s: State) -> bool:
             self.assign(statement.target, element, s, frame, statement, statement.iter)
+            return True
 
-        self.run_loop(statement, statement.body, bind, None, state, frame)
+        return self.run_loop(statement, statement.body, enter, lambda s: True, state, frame)
 
     def exec_while(self, statement: cst.While, state: State, frame: Frame) -> None:
-        def test(s: State) -> None:
-            self.eval(statement.test, s, frame)
+        self.merge_into(state, self.while_parts(statement, state, frame))
 
-        self.run_loop(statement, statement.body, test, None, state, frame)
+    def while_parts(self, statement: cst.While, state: State, frame: Frame) -> list[State]:
+        test = statement.test
 
-    def run_loop(self, loop: cst.For | cst.While, body: cst.BaseSuite, enter, _unused,
-                 state: State, frame: Frame) -> None:
-        """Run a loop body to a fixed point; `state` becomes the state after the loop.
+        def truth(s: State) -> bool | None:
+            constant = _constant_truth(test)
+            return constant if constant is not None else decide(test, s.assume)
+
+        def enter(s: State) -> bool:
+            self.eval(test, s, frame)
+            decided = truth(s)
+            if decided is False or s.dead:
+                return False
+            if decided is None:
+                self.assume_test(test, True, s, frame)
+            return True
+
+        def leave(s: State) -> bool:
+            decided = truth(s)
+            if decided is True:
+                return False
+            if decided is None:
+                self.assume_test(test, False, s, frame)
+            return True
+
+        return self.run_loop(statement, statement.body, enter, leave, state, frame)
+
+    def run_loop(self, loop: cst.For | cst.While, body: cst.BaseSuite, enter: Callable[[State], bool],
+                 leave: Callable[[State], bool], state: State, frame: Frame) -> list[State]:
+        """Run a loop body to a fixed point; the states after the loop.
 
         The first iteration starts from the state before the loop; later iterations start from
         what earlier iterations left behind, never from the state before the loop, so a value the
         first iteration always replaces is not mistaken for one a later iteration still holds.
+        Iterations ending under different branch conditions stay apart (`conditions.py`): a
+        condition over names the loop does not assign is taken the same way in every iteration.
         """
-        entry = state.copy()
-        head = entry
-        later: State | None = None
+        heads = [state.copy()]
+        later: dict[frozenset[tuple[str, bool]], State] = {}
         exits: list[State] = []
+        skipped: list[State] = []
+        converged = False
         frame.loops.append(loop)
         try:
             for _ in range(MAX_LOOP_PASSES):
-                current = head.copy()
-                enter(current)
-                frame.breaks.append([])
-                frame.continues.append([])
-                try:
-                    self.exec_block(body, current, frame, loop)
-                finally:
-                    broken = frame.breaks.pop()
-                    continued = frame.continues.pop()
-                exits.extend(broken)
-                back = State.join_all([current, *continued])
-                if back is None:
-                    break
-                if later is None:
-                    later = back
-                else:
-                    merged = State.join_all([later, back])
+                produced: list[State] = []
+                for head in heads:
+                    current = head.copy()
+                    if not enter(current):
+                        if not later and not current.dead:
+                            skipped.append(current)
+                        continue
+                    frame.breaks.append([])
+                    frame.continues.append([])
+                    try:
+                        produced.extend(self.exec_parts(body, current, frame, loop))
+                    finally:
+                        exits.extend(frame.breaks.pop())
+                        produced.extend(frame.continues.pop())
+                changed = False
+                for part in self.regroup(produced):
+                    key = part.partition_key()
+                    known = later.get(key)
+                    if known is None:
+                        later[key] = part
+                        changed = True
+                        continue
+                    merged = State.join_all([known, part])
                     assert merged is not None
-                    if merged.same_as(later):
-                        break
-                    later = merged
-                head = later
+                    if not merged.same_as(known):
+                        later[key] = merged
+                        changed = True
+                if len(later) > MAX_PARTS:
+                    later = {p.partition_key(): p for p in self.regroup(list(later.values()))}
+                if not changed:
+                    converged = True
+                    break
+                heads = list(later.values())
         finally:
             frame.loops.pop()
-        # Loops are taken to run at least once: joining "no iteration at all" with what the
-        # iterations did would pair values from one path with frees from the other.
-        after = later.copy() if later is not None else entry.copy()
-        if later is None and exits:
-            after.dead = True
+        if not converged and later:
+            self.incomplete.append(("loop", loop, frame.function.qualname if frame.function else "<module>"))
+        after: list[State] = []
+        for part in later.values():
+            leaving = part.copy()
+            if leave(leaving):
+                after.append(leaving)
+        after.extend(skipped)
+        if not later and not skipped and not exits:
+            # No iteration ends normally and nothing leaves the loop: as before the loop.
+            after.append(state.copy())
         orelse = getattr(loop, "orelse", None)
         if orelse is not None:
-            self.exec_block(orelse.body, after, frame, orelse)
-        self.merge_into(state, [after, *exits])
+            finished: list[State] = []
+            for part in after:
+                finished.extend(self.exec_parts(orelse.body, part, frame, orelse))
+            after = finished
+        return self.regroup([*after, *exits])
 
     def exec_with(self, statement: cst.With, state: State, frame: Frame) -> None:
+        self.merge_into(state, self.with_parts(statement, state, frame))
+
+    def with_parts(self, statement: cst.With, state: State, frame: Frame) -> list[State]:
         previous = state.no_grad
         for item in statement.items:
             manager = item.item
@@ -263,9 +428,10 @@ class Interpreter(Evaluator):
                 state.no_grad = effect
             if item.asname is not None:
                 self.assign(item.asname.name, value, state, frame, statement, manager)
-        self.exec_block(statement.body, state, frame, statement)
-        if not state.dead:
-            state.no_grad = previous
+        parts = self.exec_parts(statement.body, state, frame, statement)
+        for part in parts:
+            part.no_grad = previous
+        return parts
 
     def grad_mode_of(self, manager: cst.BaseExpression, state: State, frame: Frame) -> bool | None:
         """True for `torch.no_grad()`, False for `torch.enable_grad()`, None for other managers."""
@@ -333,7 +499,8 @@ class Interpreter(Evaluator):
         if frame.depth >= self.max_depth or any(info is f for f in self.active):
             return UNKNOWN
         node = info.node
-        callee = Frame(info, self_value, list(frame.loops), frame.depth + 1, imports=dict(self.imports))
+        callee = Frame(info, self_value, list(frame.loops), frame.depth + 1, imports=dict(self.imports),
+                       conditions=list(frame.conditions))
         locals_: dict[str, Value] = {}
         params = node.params
         positional = [*params.posonly_params, *params.params]
@@ -385,6 +552,9 @@ class Interpreter(Evaluator):
             final.dead = False
         final.frames.pop()
         final.defs.pop()
+        if final.assume:
+            # Conditions over the callee's locals mean nothing once it has returned.
+            final.assume = {k: a for k, a in final.assume.items() if a.level <= len(final.frames)}
         final.no_grad = previous_no_grad
         self.adopt(state, final)
         result: Value | None = None
@@ -445,3 +615,12 @@ class Interpreter(Evaluator):
             raise BudgetExceeded
         if self.steps % 512 == 0 and time.monotonic() > self.deadline:
             raise BudgetExceeded
+
+
+def _constant_truth(test: cst.BaseExpression) -> bool | None:
+    """`while True:` / `while 1:`: a test whose truth is written out."""
+    if isinstance(test, cst.Name) and test.value in ("True", "False"):
+        return test.value == "True"
+    if isinstance(test, cst.Integer):
+        return int(test.value, 0) != 0
+    return None

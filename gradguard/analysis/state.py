@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from gradguard.analysis.conditions import Atom
 from gradguard.analysis.values import GENERATIONS, SHARED, Freed, Value, join, rename, same
 
 Defs = frozenset[cst.CSTNode]
@@ -15,7 +16,7 @@ HeapKey = tuple[str, str]
 class State:
     """One abstract program state. Copied at branches, joined where paths meet."""
 
-    __slots__ = ("frames", "defs", "heap", "hdefs", "freed", "no_grad", "dead", "epochs")
+    __slots__ = ("frames", "defs", "heap", "hdefs", "freed", "no_grad", "dead", "epochs", "assume")
 
     def __init__(self) -> None:
         self.frames: list[dict[str, Value]] = [{}]
@@ -27,6 +28,8 @@ class State:
         self.dead = False
         # How many times each site has been evaluated on the way to this state.
         self.epochs: dict[int, int] = {}
+        # The branch conditions this state is known to satisfy (see `conditions.py`).
+        self.assume: dict[str, Atom] = {}
 
     def copy(self) -> State:
         """An independent copy (values themselves are immutable and shared)."""
@@ -39,6 +42,7 @@ class State:
         other.no_grad = self.no_grad
         other.dead = self.dead
         other.epochs = dict(self.epochs)
+        other.assume = dict(self.assume)
         return other
 
     @staticmethod
@@ -75,7 +79,7 @@ class State:
                 weak = any(node not in state.freed for state in holding) or all(
                     state.freed[node].weak for state in holding)
                 if weak != why.weak:
-                    result.freed[node] = Freed(why.call, why.stepped, weak)
+                    result.freed[node] = replace(why, weak=weak)
         return result
 
     def held_nodes(self) -> set[int]:
@@ -100,8 +104,35 @@ class State:
             if mine_f is None:
                 self.freed[node] = why
             elif not why.stepped <= mine_f.stepped or (mine_f.weak and not why.weak):
-                self.freed[node] = Freed(mine_f.call, mine_f.stepped | why.stepped, mine_f.weak and why.weak)
+                self.freed[node] = replace(mine_f, stepped=mine_f.stepped | why.stepped, weak=mine_f.weak and why.weak)
         self.no_grad = self.no_grad and other.no_grad
+        if self.assume:
+            self.assume = {key: atom for key, atom in self.assume.items()
+                           if (theirs := other.assume.get(key)) is not None and theirs.truth == atom.truth}
+
+    def partition_key(self) -> frozenset[tuple[str, bool]]:
+        """What separates this state from others at the same point: its assumed conditions."""
+        return frozenset((key, atom.truth) for key, atom in self.assume.items())
+
+    def assign_invalidates(self, name: str | None = None, text: str | None = None,
+                           heap: tuple[str, str] | None = None) -> None:
+        """A variable, attribute chain or instance attribute was assigned: forget the conditions
+        that read it."""
+        if not self.assume:
+            return
+        stale = []
+        for key, atom in self.assume.items():
+            if heap is not None and heap in atom.heap:
+                stale.append(key)
+                continue
+            for dep in atom.deps:
+                head = dep.split(".", 1)[0]
+                if (name is not None and head == name) or (text is not None and (
+                        dep == text or dep.startswith(text + ".") or text.startswith(dep + "."))):
+                    stale.append(key)
+                    break
+        for key in stale:
+            del self.assume[key]
 
     def same_as(self, other: State) -> bool:
         """True when joining `other` into this state would change nothing."""
@@ -148,12 +179,12 @@ class State:
         if arriving is None:
             # The summary generation now also stands for an instance that was never freed.
             if summary is not None and not summary.weak:
-                self.freed[last] = Freed(summary.call, summary.stepped, True)
+                self.freed[last] = replace(summary, weak=True)
         elif summary is None:
             self.freed[last] = arriving
         else:
-            self.freed[last] = Freed(summary.call, summary.stepped | arriving.stepped,
-                                     summary.weak and arriving.weak)
+            self.freed[last] = replace(summary, stepped=summary.stepped | arriving.stepped,
+                                       weak=summary.weak and arriving.weak)
         for node in range(base, last - 1):
             why = moving[node]
             if why is not None:
@@ -282,3 +313,5 @@ class Frame:
     imports: dict[str, str] = field(default_factory=dict)
     # Parameters bound to a caller's variable: the caller's read, and the value passed.
     param_reads: dict[str, tuple[object, object]] = field(default_factory=dict)
+    # The branches being run, across inlined calls: (the `if` statement, the arm taken).
+    conditions: list[tuple[cst.CSTNode, bool]] = field(default_factory=list)

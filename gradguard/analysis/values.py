@@ -179,6 +179,8 @@ class Freed:
     stepped: frozenset[str] = frozenset()
     # Weak: an old-generation node that also stands for an instance that was never freed.
     weak: bool = False
+    # The branches the freeing call ran under: (the `if` statement, the arm taken).
+    conditions: tuple[tuple[cst.CSTNode, bool], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,182 @@
+"""Path conditions: the branch conditions a program state is known to satisfy.
+
+A condition atom is a branch test over names (`flag`, `args.loss_type == "l2"`, `step % k == 0`,
+`self.done`), keyed by its structure, with the truth it had on the path taken. A state assumes the
+atoms of the branches that led to it, until a name an atom reads is assigned again. Two branches
+testing the same atom are then correlated (the second follows the first), a branch the path has
+already decided is not taken the other way, and `x == "a"` decides `x == "b"`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gradguard.analysis.names import dotted
+
+# Builtins that read their arguments without side effects: a test calling them is still an atom.
+_PURE_CALLS = frozenset({"len", "isinstance", "hasattr", "callable"})
+# How many separate path partitions a block keeps before it forgets the oldest condition.
+MAX_PARTS = 4
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One assumed condition: its key, the truth it had, and what assigning invalidates it."""
+
+    key: str
+    truth: bool
+    deps: frozenset[str]  # dotted names the condition reads ("args.loss_type", "step")
+    heap: frozenset[tuple[str, str]]  # instance attributes it reads, by heap key
+    level: int  # the frame depth it was assumed in (locals of a finished call are gone)
+    seq: int  # when it was assumed: the oldest is forgotten first
+    text: str  # the condition as written, for messages
+    equality: tuple[str, str, bool] | None = None  # see `equality_of`
+
+
+def key_of(expr: cst.BaseExpression) -> str | None:
+    """The structural key of a condition expression, or None when it is no atom (it calls,
+    or mixes in something whose value the model cannot name)."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        base = key_of(expr.value)
+        return None if base is None else f"{base}.{expr.attr.value}"
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+        return expr.value
+    if isinstance(expr, cst.SimpleString):
+        return repr(expr.evaluated_value)
+    if isinstance(expr, cst.Subscript):
+        base = key_of(expr.value)
+        if base is None or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+            return None
+        index = key_of(expr.slice[0].slice.value)
+        return None if index is None else f"{base}[{index}]"
+    if isinstance(expr, cst.UnaryOperation):
+        inner = key_of(expr.expression)
+        return None if inner is None else f"({_OPERATORS.get(type(expr.operator), '?')}{inner})"
+    if isinstance(expr, cst.BinaryOperation):
+        left, right = key_of(expr.left), key_of(expr.right)
+        if left is None or right is None:
+            return None
+        return f"({left} {_OPERATORS.get(type(expr.operator), '?')} {right})"
+    if isinstance(expr, cst.Comparison):
+        parts = [key_of(expr.left)]
+        for comparison in expr.comparisons:
+            parts.append(_OPERATORS.get(type(comparison.operator), "?"))
+            parts.append(key_of(comparison.comparator))
+        if any(p is None for p in parts):
+            return None
+        return "(" + " ".join(parts) + ")"  # type: ignore[arg-type]
+    if isinstance(expr, cst.BooleanOperation):
+        left, right = key_of(expr.left), key_of(expr.right)
+        if left is None or right is None:
+            return None
+        word = "and" if isinstance(expr.operator, cst.And) else "or"
+        return f"({left} {word} {right})"
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _PURE_CALLS:
+        args = [key_of(a.value) for a in expr.args if a.keyword is None and not a.star]
+        if len(args) != len(expr.args) or any(a is None for a in args):
+            return None
+        return f"{expr.func.value}(" + ", ".join(args) + ")"  # type: ignore[arg-type]
+    return None
+
+
+def chains_of(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The maximal name and attribute chains a condition reads (`args.k`, `step`)."""
+    found: list[cst.BaseExpression] = []
+
+    def walk(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.Name, cst.Attribute)) and dotted(node) is not None:
+            if not (isinstance(node, cst.Name) and node.value in ("True", "False", "None")):
+                found.append(node)  # type: ignore[arg-type]
+            return
+        if isinstance(node, cst.Call):
+            for arg in node.args:
+                walk(arg.value)
+            return
+        for child in node.children:
+            walk(child)
+
+    walk(expr)
+    return found
+
+
+def strip_not(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
+    """`not x` is the atom `x` taken the other way."""
+    truth = True
+    while isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        expr = expr.expression
+        truth = not truth
+    return expr, truth
+
+
+def decide(expr: cst.BaseExpression, assume: dict[str, Atom]) -> bool | None:
+    """The truth of a test on a path with these assumptions, or None when the path leaves it open."""
+    expr, truth = strip_not(expr)
+    result = _decide_positive(expr, assume)
+    return None if result is None else result == truth
+
+
+def _decide_positive(expr: cst.BaseExpression, assume: dict[str, Atom]) -> bool | None:
+    key = key_of(expr)
+    if key is None:
+        return None
+    atom = assume.get(key)
+    if atom is not None:
+        return atom.truth
+    if isinstance(expr, cst.BooleanOperation):
+        left, right = decide(expr.left, assume), decide(expr.right, assume)
+        if isinstance(expr.operator, cst.And):
+            if left is False or right is False:
+                return False
+            return True if left and right else None
+        if left is True or right is True:
+            return True
+        return False if left is False and right is False else None
+    query = equality_of(expr)
+    if query is not None:
+        left, literal, is_equal = query
+        for other in assume.values():
+            if other.equality is None or other.equality[0] != left:
+                continue
+            _, other_literal, other_equal = other.equality
+            # What the assumed atom says of `left == other_literal`.
+            holds = other.truth if other_equal else not other.truth
+            if holds:
+                return (other_literal == literal) == is_equal
+            if other_literal == literal:
+                return not is_equal
+    return None
+
+
+def _literal_key(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return key_of(expr)
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return expr.value
+    return None
+
+
+def equality_of(expr: cst.BaseExpression) -> tuple[str, str, bool] | None:
+    """For a test `x == lit` / `x != lit`: (key of x, key of lit, whether it is `==`)."""
+    if not (isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1):
+        return None
+    comparison = expr.comparisons[0]
+    if not isinstance(comparison.operator, (cst.Equal, cst.NotEqual)):
+        return None
+    left, literal = key_of(expr.left), _literal_key(comparison.comparator)
+    if left is None or literal is None:
+        return None
+    return left, literal, isinstance(comparison.operator, cst.Equal)
+
+
+_OPERATORS: dict[type, str] = {
+    cst.Equal: "==", cst.NotEqual: "!=", cst.LessThan: "<", cst.LessThanEqual: "<=",
+    cst.GreaterThan: ">", cst.GreaterThanEqual: ">=", cst.Is: "is", cst.IsNot: "is not",
+    cst.In: "in", cst.NotIn: "not in", cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*",
+    cst.Divide: "/", cst.FloorDivide: "//", cst.Modulo: "%", cst.Power: "**", cst.Minus: "-",
+    cst.Plus: "+", cst.BitInvert: "~", cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^",
+    cst.LeftShift: "<<", cst.RightShift: ">>", cst.MatrixMultiply: "@",
+}
