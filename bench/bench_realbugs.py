@@ -17,7 +17,9 @@ Verdicts at the buggy commit:
   entry's call sites (the line of the linted file through which a backward in another file is reached);
 - elsewhere: error-level findings in the linted file, none at the failing line;
 - missed: no error-level finding in the linted file.
-At the fix commit, every error-level finding in the linted file is counted as a false positive.
+At the fix commit, every error-level finding in the linted file is counted as a false positive; a
+`line` verdict whose finding is still reported at the failing line after the fix is marked `line*`
+(found, but not because of the cause the fix removed).
 Recall (verdict `line`) is printed overall and split into single-file and multi-file entries
 (multi-file: the entry's cause involves more than one file of the repository).
 """
@@ -90,6 +92,7 @@ class Outcome:
 
     bug: Bug
     verdict: str = "skipped"  # line / elsewhere / missed / skipped / error
+    persists: bool = False  # the finding at the failing line is reported at the fix commit too
     buggy_codes: list[str] = field(default_factory=list)
     fix_errors: list[str] = field(default_factory=list)
     note: str = ""
@@ -229,9 +232,11 @@ def evaluate(bug: Bug, mirror: Path) -> Outcome:
                 outcome.verdict = "missed"
         findings, root, holder = run_commit(gdir, bug, bug.fix)
         with holder:
-            outcome.fix_errors = [
-                f"{f['code']}@{f['location']['row']}" for f in findings if f["severity"] == "error"
-            ]
+            fix_errors = [f for f in findings if f["severity"] == "error"]
+            outcome.fix_errors = [f"{f['code']}@{f['location']['row']}" for f in fix_errors]
+            outcome.persists = outcome.verdict == "line" and any(
+                near(f, finding_path(f, root), bug.targets) for f in fix_errors
+            )
     except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError, OSError) as exc:
         outcome.verdict = "error"
         outcome.note = str(exc)[:300]
@@ -248,7 +253,7 @@ def recall(outcomes: list[Outcome]) -> str:
 
 def report(outcomes: list[Outcome]) -> None:
     """Print the per-entry table, the recall figures and the fetch calls still needed."""
-    header = f"{'id':<38} {'family':<32} {'files':<6} {'verdict':<10} {'findings at buggy':<28} fix-commit errors"
+    header = f"{'id':<38} {'family':<40} {'files':<6} {'verdict':<10} {'findings at buggy':<28} fix-commit errors"
     print(header)
     print("-" * len(header))
     for o in outcomes:
@@ -256,7 +261,8 @@ def report(outcomes: list[Outcome]) -> None:
         family = o.bug.family + (" (masked)" if o.bug.masked_by_retain_graph else "")
         codes = ",".join(o.buggy_codes) or "-"
         fixes = ",".join(o.fix_errors) or "-"
-        line = f"{o.bug.id:<38} {family:<32} {kind:<6} {o.verdict:<10} {codes:<28} {fixes}"
+        verdict = o.verdict + ("*" if o.persists else "")
+        line = f"{o.bug.id:<38} {family:<40} {kind:<6} {verdict:<10} {codes:<28} {fixes}"
         print(line + (f"  [{o.note}]" if o.note else ""))
     print()
     single = [o for o in outcomes if not o.bug.multi_file]
@@ -266,6 +272,9 @@ def report(outcomes: list[Outcome]) -> None:
     ran = [o for o in outcomes if o.verdict not in {"skipped", "error"}]
     for verdict in ("elsewhere", "missed"):
         print(f"{verdict}: {sum(o.verdict == verdict for o in ran)}")
+    persisting = sum(o.persists for o in ran)
+    print(f"line*: {persisting} of the entries found at the line are reported there at the fix commit too "
+          "(the finding does not depend on the cause the fix removed)")
     fps = [o for o in ran if o.fix_errors]
     print(f"entries with an error-level finding at the fix commit: {len(fps)}/{len(ran)}")
     needed = sorted({o.bug.repo for o in outcomes if o.verdict == "skipped"})
@@ -303,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         rows = [
             {"id": o.bug.id, "repo": o.bug.repo, "family": o.bug.family, "multi_file": o.bug.multi_file,
-             "verdict": o.verdict, "buggy_findings": o.buggy_codes, "fix_errors": o.fix_errors, "note": o.note}
+             "verdict": o.verdict, "persists_after_fix": o.persists, "buggy_findings": o.buggy_codes,
+             "fix_errors": o.fix_errors, "note": o.note}
             for o in outcomes
         ]
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
