@@ -47,16 +47,20 @@ LINT_TIMEOUT_S = 300
 
 @dataclass(frozen=True)
 class Location:
-    """A path inside a repository and a 1-based line."""
+    """A path inside a repository and a 1-based line (in a notebook: a 1-based cell and its line)."""
 
     path: str
     line: int
+    cell: int | None = None
 
     @classmethod
     def parse(cls, text: str) -> Location:
-        """Read `path/to/file.py:123`."""
-        path, _, line = text.rpartition(":")
-        return cls(path, int(line))
+        """Read `path/to/file.py:123`, or `path/to/notebook.ipynb:cell 13:177` (gradguard's form)."""
+        head, _, line = text.rpartition(":")
+        path, sep, cell = head.rpartition(":cell ")
+        if sep:
+            return cls(path, int(line), int(cell))
+        return cls(head, int(line))
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class Bug:
     files: tuple[str, ...]
     family: str
     project_root: str
+    import_roots: tuple[str, ...]
     masked_by_retain_graph: bool
 
     @property
@@ -115,6 +120,7 @@ def load_manifest(path: Path) -> list[Bug]:
                 files=tuple(raw["files"]),
                 family=raw["family"],
                 project_root=raw.get("project_root", ""),
+                import_roots=tuple(raw.get("import_roots", [])),
                 masked_by_retain_graph=bool(raw.get("masked_by_retain_graph", False)),
             )
         )
@@ -141,7 +147,7 @@ def has_commit(gdir: Path, commit: str) -> bool:
 
 
 def materialise(gdir: Path, commit: str, into: Path) -> None:
-    """Write the Python files of `commit` into `into`, keeping the repository's layout."""
+    """Write the Python files and notebooks of `commit` into `into`, keeping the repository's layout."""
     listing = git(gdir, "ls-tree", "-r", "-z", commit)
     if listing.returncode != 0:
         raise RuntimeError(listing.stderr.decode("utf-8", "replace").strip())
@@ -150,7 +156,7 @@ def materialise(gdir: Path, commit: str, into: Path) -> None:
         meta, _, raw_path = record.partition(b"\t")
         fields = meta.split()
         path = raw_path.decode("utf-8", "replace")
-        if len(fields) == 3 and fields[1] == b"blob" and path.endswith(".py"):
+        if len(fields) == 3 and fields[1] == b"blob" and path.endswith((".py", ".ipynb")):
             blobs.append((fields[2].decode(), path))
     # One `cat-file --batch` for all blobs; snapshots lack some large files, which are skipped.
     request = "".join(f"{sha}\n" for sha, _ in blobs).encode()
@@ -171,12 +177,18 @@ def materialise(gdir: Path, commit: str, into: Path) -> None:
         pos += size + 1
 
 
-def lint(project: Path, file: Path) -> list[dict[str, Any]]:
-    """gradguard's findings (JSON) for `file`, run from `project`."""
+def lint(project: Path, file: Path, import_roots: tuple[Path, ...] = ()) -> list[dict[str, Any]]:
+    """gradguard's findings (JSON) for `file`, run from `project`.
+
+    `import_roots` (a src/ layout's folder, say) are appended to PYTHONPATH: gradguard never imports
+    the project, but an analysis that resolves imports the way Python does can find them there.
+    """
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH", "")]))
+    paths = [str(REPO_ROOT), *map(str, import_roots), env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
     done = subprocess.run(
-        [sys.executable, "-m", "gradguard", "lint", "--no-cache", "--exit-zero", "-q",
+        # -P: the project folder (the working directory) must not shadow gradguard's own imports.
+        [sys.executable, "-P", "-m", "gradguard", "lint", "--no-cache", "--exit-zero", "-q",
          "--output-format", "json", str(file.relative_to(project))],
         cwd=project, env=env, capture_output=True, text=True, timeout=LINT_TIMEOUT_S, check=False,
     )
@@ -199,13 +211,23 @@ def run_commit(gdir: Path, bug: Bug, commit: str) -> tuple[list[dict[str, Any]],
     if not target.is_file():
         return [], root, holder
     project = root / bug.project_root
-    return lint(project, target), root, holder
+    return lint(project, target, tuple(root / r for r in bug.import_roots)), root, holder
+
+
+def label(finding: dict[str, Any]) -> str:
+    """`GG003@47`, or `GG003@c13:177` for a notebook cell."""
+    cell = finding.get("cell")
+    where = f"c{cell}:" if cell is not None else ""
+    return f"{finding['code']}@{where}{finding['location']['row']}"
 
 
 def near(finding: dict[str, Any], rel: str, targets: tuple[Location, ...]) -> bool:
-    """Whether the finding sits within LINE_SLACK lines of one of the targets."""
+    """Whether the finding sits within LINE_SLACK lines of one of the targets (same notebook cell)."""
     row = finding["location"]["row"]
-    return any(t.path == rel and abs(row - t.line) <= LINE_SLACK for t in targets)
+    cell = finding.get("cell")
+    return any(
+        t.path == rel and t.cell == cell and abs(row - t.line) <= LINE_SLACK for t in targets
+    )
 
 
 def evaluate(bug: Bug, mirror: Path) -> Outcome:
@@ -223,7 +245,7 @@ def evaluate(bug: Bug, mirror: Path) -> Outcome:
         findings, root, holder = run_commit(gdir, bug, bug.buggy)
         with holder:
             errors = [f for f in findings if f["severity"] == "error"]
-            outcome.buggy_codes = [f"{f['code']}@{f['location']['row']}" for f in findings]
+            outcome.buggy_codes = [label(f) for f in findings]
             if any(near(f, finding_path(f, root), bug.targets) for f in errors):
                 outcome.verdict = "line"
             elif errors:
@@ -233,7 +255,7 @@ def evaluate(bug: Bug, mirror: Path) -> Outcome:
         findings, root, holder = run_commit(gdir, bug, bug.fix)
         with holder:
             fix_errors = [f for f in findings if f["severity"] == "error"]
-            outcome.fix_errors = [f"{f['code']}@{f['location']['row']}" for f in fix_errors]
+            outcome.fix_errors = [label(f) for f in fix_errors]
             outcome.persists = outcome.verdict == "line" and any(
                 near(f, finding_path(f, root), bug.targets) for f in fix_errors
             )
@@ -253,7 +275,7 @@ def recall(outcomes: list[Outcome]) -> str:
 
 def report(outcomes: list[Outcome]) -> None:
     """Print the per-entry table, the recall figures and the fetch calls still needed."""
-    header = f"{'id':<38} {'family':<40} {'files':<6} {'verdict':<10} {'findings at buggy':<28} fix-commit errors"
+    header = f"{'id':<44} {'family':<40} {'files':<6} {'verdict':<10} {'findings at buggy':<28} fix-commit errors"
     print(header)
     print("-" * len(header))
     for o in outcomes:
@@ -262,7 +284,7 @@ def report(outcomes: list[Outcome]) -> None:
         codes = ",".join(o.buggy_codes) or "-"
         fixes = ",".join(o.fix_errors) or "-"
         verdict = o.verdict + ("*" if o.persists else "")
-        line = f"{o.bug.id:<38} {family:<40} {kind:<6} {verdict:<10} {codes:<28} {fixes}"
+        line = f"{o.bug.id:<44} {family:<40} {kind:<6} {verdict:<10} {codes:<28} {fixes}"
         print(line + (f"  [{o.note}]" if o.note else ""))
     print()
     single = [o for o in outcomes if not o.bug.multi_file]
