@@ -5,10 +5,12 @@
 Each entry of the manifest names a public repository, the commit before a fix (buggy) and the fix
 commit, the file to lint (the training loop or model that drives the failing backward), and the
 failing line: the backward / autograd.grad call that raises (or, where the repository hid the error
-with retain_graph=True, the call that would raise). The repositories are read from local bare
-mirrors (`fetch github:OWNER/NAME` puts them under /work/.mirror/OWNER+NAME/); nothing is fetched
-here. For each entry and each of its two commits, the repository's Python files are written into a
-temporary folder, keeping the repository's layout, and
+with retain_graph=True, the call that would raise); `error` names the RuntimeError: freed-graph
+("backward through the graph a second time") or in-place (a tensor the graph saved was modified, as
+by an optimizer step between two backwards through one retained graph). The repositories are read
+from local bare mirrors (`fetch github:OWNER/NAME` puts them under /work/.mirror/OWNER+NAME/);
+nothing is fetched here. For each entry and each of its two commits, the repository's Python files
+and notebooks are written into a temporary folder, keeping the repository's layout, and
 `python -m gradguard lint --no-cache --output-format json` runs on the entry's file with the project
 folder as the working directory (so that imports of sibling modules resolve).
 
@@ -76,6 +78,7 @@ class Bug:
     call_sites: tuple[Location, ...]
     files: tuple[str, ...]
     family: str
+    error: str  # freed-graph (backward through a freed graph) or in-place (a saved tensor modified)
     project_root: str
     import_roots: tuple[str, ...]
     masked_by_retain_graph: bool
@@ -119,6 +122,7 @@ def load_manifest(path: Path) -> list[Bug]:
                 call_sites=tuple(Location.parse(text) for text in raw.get("call_sites", [])),
                 files=tuple(raw["files"]),
                 family=raw["family"],
+                error=raw.get("error", "freed-graph"),
                 project_root=raw.get("project_root", ""),
                 import_roots=tuple(raw.get("import_roots", [])),
                 masked_by_retain_graph=bool(raw.get("masked_by_retain_graph", False)),
@@ -291,6 +295,10 @@ def report(outcomes: list[Outcome]) -> None:
     multi = [o for o in outcomes if o.bug.multi_file]
     print(f"recall (error at the failing line): all {recall(outcomes)}, "
           f"single-file {recall(single)}, multi-file {recall(multi)}")
+    kinds = sorted({o.bug.error for o in outcomes})
+    print("by error: " + ", ".join(f"{k} {recall([o for o in outcomes if o.bug.error == k])}" for k in kinds))
+    masked = [o for o in outcomes if o.bug.masked_by_retain_graph]
+    print(f"hidden by retain_graph=True: {recall(masked)}")
     ran = [o for o in outcomes if o.verdict not in {"skipped", "error"}]
     for verdict in ("elsewhere", "missed"):
         print(f"{verdict}: {sum(o.verdict == verdict for o in ran)}")
@@ -333,7 +341,8 @@ def main(argv: list[str] | None = None) -> int:
     report(outcomes)
     if args.json:
         rows = [
-            {"id": o.bug.id, "repo": o.bug.repo, "family": o.bug.family, "multi_file": o.bug.multi_file,
+            {"id": o.bug.id, "repo": o.bug.repo, "family": o.bug.family, "error": o.bug.error,
+             "multi_file": o.bug.multi_file,
              "verdict": o.verdict, "persists_after_fix": o.persists, "buggy_findings": o.buggy_codes,
              "fix_errors": o.fix_errors, "note": o.note}
             for o in outcomes
