@@ -201,21 +201,24 @@ def lint(project: Path, file: Path, import_roots: tuple[Path, ...] = ()) -> list
     return json.loads(done.stdout or "[]")
 
 
-def finding_path(finding: dict[str, Any], project: Path) -> str:
-    """The finding's file relative to the materialised repository root."""
-    return str(Path(finding["filename"]).resolve().relative_to(project.resolve()))
+def lint_commit(gdir: Path, bug: Bug, commit: str, *, required: bool) -> list[dict[str, Any]]:
+    """gradguard's findings for the entry's file at `commit`, each with `path` relative to the repository.
 
-
-def run_commit(gdir: Path, bug: Bug, commit: str) -> tuple[list[dict[str, Any]], Path, tempfile.TemporaryDirectory[str]]:
-    """Materialise `commit` and lint the entry's file; the caller cleans the folder up."""
-    holder = tempfile.TemporaryDirectory(prefix="gg-realbug-")
-    root = Path(holder.name)
-    materialise(gdir, commit, root)
-    target = root / bug.lint
-    if not target.is_file():
-        return [], root, holder
-    project = root / bug.project_root
-    return lint(project, target, tuple(root / r for r in bug.import_roots)), root, holder
+    A missing file is an error when `required` (the buggy commit), no findings otherwise (a fix may
+    move or delete the file).
+    """
+    with tempfile.TemporaryDirectory(prefix="gg-realbug-") as folder:
+        root = Path(folder).resolve()
+        materialise(gdir, commit, root)
+        target = root / bug.lint
+        if not target.is_file():
+            if required:
+                raise RuntimeError(f"{bug.lint} is not in {commit[:10]}")
+            return []
+        findings = lint(root / bug.project_root, target, tuple(root / r for r in bug.import_roots))
+        for finding in findings:
+            finding["path"] = str(Path(finding["filename"]).resolve().relative_to(root))
+        return findings
 
 
 def label(finding: dict[str, Any]) -> str:
@@ -225,12 +228,12 @@ def label(finding: dict[str, Any]) -> str:
     return f"{finding['code']}@{where}{finding['location']['row']}"
 
 
-def near(finding: dict[str, Any], rel: str, targets: tuple[Location, ...]) -> bool:
+def near(finding: dict[str, Any], targets: tuple[Location, ...]) -> bool:
     """Whether the finding sits within LINE_SLACK lines of one of the targets (same notebook cell)."""
     row = finding["location"]["row"]
     cell = finding.get("cell")
     return any(
-        t.path == rel and t.cell == cell and abs(row - t.line) <= LINE_SLACK for t in targets
+        t.path == finding["path"] and t.cell == cell and abs(row - t.line) <= LINE_SLACK for t in targets
     )
 
 
@@ -246,23 +249,18 @@ def evaluate(bug: Bug, mirror: Path) -> Outcome:
         outcome.note = f"mirror lacks {', '.join(c[:10] for c in missing)}: fetch github:{bug.repo} again"
         return outcome
     try:
-        findings, root, holder = run_commit(gdir, bug, bug.buggy)
-        with holder:
-            errors = [f for f in findings if f["severity"] == "error"]
-            outcome.buggy_codes = [label(f) for f in findings]
-            if any(near(f, finding_path(f, root), bug.targets) for f in errors):
-                outcome.verdict = "line"
-            elif errors:
-                outcome.verdict = "elsewhere"
-            else:
-                outcome.verdict = "missed"
-        findings, root, holder = run_commit(gdir, bug, bug.fix)
-        with holder:
-            fix_errors = [f for f in findings if f["severity"] == "error"]
-            outcome.fix_errors = [label(f) for f in fix_errors]
-            outcome.persists = outcome.verdict == "line" and any(
-                near(f, finding_path(f, root), bug.targets) for f in fix_errors
-            )
+        findings = lint_commit(gdir, bug, bug.buggy, required=True)
+        errors = [f for f in findings if f["severity"] == "error"]
+        outcome.buggy_codes = [label(f) for f in findings]
+        if any(near(f, bug.targets) for f in errors):
+            outcome.verdict = "line"
+        elif errors:
+            outcome.verdict = "elsewhere"
+        else:
+            outcome.verdict = "missed"
+        fix_errors = [f for f in lint_commit(gdir, bug, bug.fix, required=False) if f["severity"] == "error"]
+        outcome.fix_errors = [label(f) for f in fix_errors]
+        outcome.persists = outcome.verdict == "line" and any(near(f, bug.targets) for f in fix_errors)
     except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError, OSError) as exc:
         outcome.verdict = "error"
         outcome.note = str(exc)[:300]
