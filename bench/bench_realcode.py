@@ -95,7 +95,8 @@ def git_dir(mirrors: Path, name: str) -> Path | None:
 def has_commit(git: Path, commit: str) -> bool:
     """Whether the mirror holds that commit."""
     done = subprocess.run(
-        ["git", "--git-dir", str(git), "cat-file", "-e", f"{commit}^{{commit}}"], capture_output=True
+        ["git", "--git-dir", str(git), "cat-file", "-e", f"{commit}^{{commit}}"],
+        capture_output=True, check=False,
     )
     return done.returncode == 0
 
@@ -149,7 +150,7 @@ def lint(root: Path, files: list[str]) -> tuple[subprocess.CompletedProcess[str]
     command = [sys.executable, "-m", "gradguard", "lint", "--no-cache", "--exit-zero"]
     command += ["--output-format", "json", "-q", *files]
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
     return done, time.perf_counter() - start
 
 
@@ -240,9 +241,11 @@ def report(results: list[Result], list_warnings: bool) -> str:
     by_severity = Counter(severity(f["code"]) for _, f in findings)
     out += [
         "",
-        f"{len(ran)} repositories, {total_files} files, {by_severity['error']} errors, "
-        f"{by_severity['warning']} warnings, {sum(len(r.file_errors) for r in ran)} file errors, "
-        f"{total_seconds:.1f} s of lint",
+        (
+            f"{len(ran)} repositories, {total_files} files, {by_severity['error']} errors, "
+            f"{by_severity['warning']} warnings, {sum(len(r.file_errors) for r in ran)} file errors, "
+            f"{total_seconds:.1f} s of lint"
+        ),
         "",
     ]
     shown = {"error", "?"} | ({"warning"} if list_warnings else set())
