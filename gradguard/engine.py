@@ -235,7 +235,7 @@ def raw_diagnostics(prepared: Prepared) -> tuple[Diagnostic, ...]:
 
     try:
         describe = _row_words(prepared)
-        found = analyze(prepared.program) if describe is None else analyze(prepared.program, describe)
+        found = analyze(prepared.program, describe, path=prepared.path)
         return tuple(found)
     except ParseFailure as exc:
         cell = prepared.notebook.locate(exc.row)[0] if prepared.notebook and exc.row else None

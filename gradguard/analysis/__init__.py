@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gradguard.model import Diagnostic
@@ -29,10 +30,14 @@ def might_hold_finding(data: bytes | str) -> bool:
     return _CALL_SHAPES.search(raw) is not None
 
 
-def facts_for(source: str, describe_row: Callable[[int], str] | None = None) -> FileFacts | None:
-    """The facts of one source text, or None when it cannot hold a finding (raises `ParseFailure`)."""
+def facts_for(source: str, describe_row: Callable[[int], str] | None = None,
+              path: str | None = None) -> FileFacts | None:
+    """The facts of one source text, or None when it cannot hold a finding (raises `ParseFailure`).
+
+    With the file's `path`, the project modules it imports are read too (`project.py`)."""
     from gradguard.analysis.detect import facts_of
     from gradguard.analysis.program import Program
+    from gradguard.analysis.project import Project
     from gradguard.analysis.screen import screen
     from gradguard.parse import parse_module
 
@@ -40,7 +45,8 @@ def facts_for(source: str, describe_row: Callable[[int], str] | None = None) -> 
     if screened is not None and not screened.relevant:
         return None
     module = parse_module(source)
-    program = Program(module, screened.modules if screened is not None else frozenset())
+    project = Project(path) if path is not None else None
+    program = Program(module, screened.modules if screened is not None else frozenset(), project)
     program.run()
     facts = facts_of(program, source)
     if describe_row is not None:
@@ -48,20 +54,39 @@ def facts_for(source: str, describe_row: Callable[[int], str] | None = None) -> 
     return facts
 
 
-def analyze(source: str, describe_row: Callable[[int], str] | None = None) -> tuple[Diagnostic, ...]:
+def analyze(source: str, describe_row: Callable[[int], str] | None = None,
+            path: str | None = None) -> tuple[Diagnostic, ...]:
     """All findings of all rules for one Python source text (raises `ParseFailure`).
 
     `describe_row` words a row of `source` for messages ("line 12"; a notebook's engine passes one
-    that names the cell).
+    that names the cell). `path`, the file's path, lets the analysis read the project modules the
+    file imports.
     """
+    return analyze_file(source, describe_row, path).diagnostics
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The findings of one file, and the project modules (path, content digest) they depend on."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    dependencies: tuple[tuple[str, str], ...] = ()
+    # What the analysis did not follow to the end ("loop in train(): not converged").
+    incomplete: tuple[str, ...] = ()
+
+
+def analyze_file(source: str, describe_row: Callable[[int], str] | None = None,
+                 path: str | None = None) -> Analysis:
+    """`analyze`, with what the result depends on and what the analysis left incomplete."""
     from gradguard.rules import all_rules
 
-    facts = facts_for(source, describe_row)
+    facts = facts_for(source, describe_row, path)
     if facts is None:
-        return ()
+        return Analysis(())
     found: dict[tuple[str, int, int], Diagnostic] = {}
     for rule in all_rules():
         for diagnostic in rule.check(facts):
             key = (diagnostic.code, diagnostic.span.start.row, diagnostic.span.start.column)
             found.setdefault(key, diagnostic)
-    return tuple(sorted(found.values(), key=lambda d: (d.span.start, d.code)))
+    return Analysis(tuple(sorted(found.values(), key=lambda d: (d.span.start, d.code))),
+                    facts.dependencies, facts.incomplete)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from gradguard.analysis.scopes import assigned_in
 from gradguard.analysis.state import Frame, State
 from gradguard.analysis.values import (
     FRESH,
@@ -165,10 +166,18 @@ class AutogradEvents:
         failing = frozenset(n for n in stale if n // GENERATIONS in self.saving)
         if not failing:
             return
+        if all(n // GENERATIONS in self.unsure and self._built_outside(n, info) for n in failing):
+            # Only graphs of objects that are merely called (a data-building function passed in
+            # as an argument is called the same way), built once before the loop: no evidence.
+            return
         if value.element and value.top & stale:
             # `losses[i]` taken out of a list of several graphs: which one is not known.
             return
-        strong = frozenset(n for n in failing if not state.freed[n].weak)
+        here = state.partition_key()
+        # Freed on some paths only, but on one whose loop-invariant conditions this path assumes
+        # too (a flag tested again): the same path.
+        strong = frozenset(n for n in failing if not state.freed[n].weak or (
+            not state.freed[n].aged and state.freed[n].assumed and state.freed[n].assumed <= here))
         why = state.freed[min(strong or stale)]
         key = (id(info), id(why.call))
         if key not in self.conflicts:
@@ -179,6 +188,31 @@ class AutogradEvents:
             self.conflicts[key] = Met(info, why.call, value, stale, why, boundary,
                                       created.loops if created is not None else (),
                                       tuple(frame.conditions) if frame is not None else ())
+
+    def invariant_assumptions(self, state: State, frame: Frame | None) -> frozenset[tuple[str, bool]]:
+        """The conditions of this path that every iteration of the loops around takes the same way
+        (no loop around assigns what they read): a later path assuming them is the same path."""
+        if frame is None or not state.assume:
+            return frozenset()
+        assigned: set[str] = set()
+        for loop in frame.loops:
+            names = self.loop_names.get(loop)
+            if names is None:
+                names = self.loop_names[loop] = assigned_in(loop)
+            assigned |= names
+        kept = set()
+        for key, atom in state.assume.items():
+            if not any(dep == a or dep.startswith(a + ".") or a.startswith(dep + ".")
+                       for dep in atom.deps for a in assigned):
+                kept.add((key, atom.truth))
+        return frozenset(kept)
+
+    def _built_outside(self, node: int, info: CallInfo) -> bool:
+        """Whether a node was made outside the innermost loop around the call `info`."""
+        origin = self.origins.get(node)
+        if origin is None or not info.loops:
+            return False
+        return info.loops[-1] not in origin.loops
 
     def _accumulating(self, boundary: tuple[Boundary, ...]) -> bool:
         """Whether a stale graph is reached through a container that grows across iterations
@@ -241,6 +275,7 @@ class AutogradEvents:
         if state.dead:
             return
         conditions = tuple(frame.conditions) if frame is not None else ()
+        assumed = self.invariant_assumptions(state, frame)
         if keeps:
             previous, _ = self.retains.get(info, (frozenset(), {}))
             if not previous:
@@ -252,7 +287,7 @@ class AutogradEvents:
         for node in value.nodes:
             known = state.freed.get(node)
             if known is None or known.weak:
-                state.freed[node] = Freed(info, conditions=conditions)
+                state.freed[node] = Freed(info, conditions=conditions, assumed=assumed)
 
     def grad(self, call: cst.Call, args: Args, kwargs: dict[str, Value], state: State, frame: Frame) -> Value:
         """`torch.autograd.grad(outputs, inputs, ...)`: frees the part between outputs and inputs."""
@@ -274,6 +309,8 @@ class AutogradEvents:
     def optimizer_step(self, optimizer: Value, label: str | None, state: State) -> None:
         """Remember which optimizer stepped since each node was freed."""
         owner = optimizer.ref if isinstance(optimizer.ref, str) else (label or "optimizer")
+        if owner.startswith("?"):
+            self.optimizer_owners.add(owner)
         for node, why in list(state.freed.items()):
             if owner not in why.stepped:
                 state.freed[node] = replace(why, stepped=why.stepped | {owner})

@@ -8,6 +8,7 @@ import libcst as cst
 
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.names import dotted
+from gradguard.analysis.project import ModuleInfo
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import (
     DATA,
@@ -15,6 +16,7 @@ from gradguard.analysis.values import (
     NONE,
     SCALAR,
     UNKNOWN,
+    UNSURE_MODULE,
     Kind,
     Value,
     cut,
@@ -75,6 +77,8 @@ class CallEvaluation:
             return self.derive(call, operands, state, frame, consumer=label)
         if is_module or (callee.kind is Kind.UNKNOWN and label is not None and label in self.module_names):
             result = self.derive(call, operands, state, frame, source=True, consumer=label)
+            if callee.qual == UNSURE_MODULE and not (label is not None and label in self.module_names):
+                self.unsure.add(self.site(call))
             result = replace(result, label=label)
             result = self.shape_recurrent(callee, result)
             return self.run_hooks(call, callee, args, result, state, frame)
@@ -217,6 +221,11 @@ class CallEvaluation:
             return self.eval_known_call(call, name, state, frame)
         receiver = self.eval(func.value, state, frame)
         label = dotted(func.value)
+        if isinstance(receiver.ref, ModuleInfo):
+            # `models.Net(...)`: a class or function of a project module.
+            callee = self.attribute_value(receiver, func, state, frame)
+            args, kwargs = self.eval_args(call, state, frame)
+            return self.call_value(call, callee, dotted(func), args, kwargs, state, frame)
         own = self.method_of(receiver.ref, method) if isinstance(receiver.ref, ClassInfo) else None
         if receiver.kind in (Kind.INSTANCE, Kind.MODULE) and method in K.MODULE_RETURNS_SELF and own is None:
             args, _ = self.eval_args(call, state, frame)
@@ -252,7 +261,9 @@ class CallEvaluation:
                 return NONE
         if receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
             stored = state.heap.get((receiver.ref.key, method))
-            attribute = stored if stored is not None else self.attribute_value(receiver, func, state, frame)
+            attribute = self.attribute_value(receiver, func, state, frame)
+            if stored is not None and stored is not UNKNOWN:
+                attribute = stored
             if attribute.kind in (Kind.FUNCTION, Kind.MODULE, Kind.INSTANCE, Kind.CLASS) or (
                     attribute.kind is Kind.TENSOR and attribute.grad and stored is None):
                 args, kwargs = self.eval_args(call, state, frame)
@@ -297,6 +308,8 @@ class CallEvaluation:
                 statement = self.statement(frame)
                 if statement is not None:
                     self.store_in_place(func.value, updated, state, frame, statement)
+                    # Other names of the same list (a parameter, a global a hook appends to) see it.
+                    state.replace_everywhere(receiver, updated)
                     if args:
                         self.note_accumulation(func.value, item, args[-1][0], statement, state, frame, container=True)
                 return NONE

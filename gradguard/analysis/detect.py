@@ -3,6 +3,8 @@ why it was stale (the cause), and which retains and stored graphs are needless."
 
 from __future__ import annotations
 
+import os
+
 import libcst as cst
 
 from gradguard.analysis.autograd import Boundary, Met
@@ -16,6 +18,7 @@ from gradguard.analysis.facts import (
 )
 from gradguard.analysis.program import Program
 from gradguard.analysis.values import GENERATIONS, CallInfo, Kind, Read, generation_of
+from gradguard.model import Span
 
 
 def facts_of(program: Program, source: str) -> FileFacts:
@@ -31,7 +34,44 @@ def facts_of(program: Program, source: str) -> FileFacts:
     facts.needless_retains.extend(_needless_retains(program))
     facts.kept_alive.extend(_kept_alive(program))
     facts.lightning_backward.extend(program.framework_calls)
+    if program.loaded_modules:
+        # Findings belong to the file whose call fails; code of imported modules only explains them.
+        facts.conflicts = [c for c in facts.conflicts if facts.is_local(c.failing.node)]
+        facts.needless_retains = [r for r in facts.needless_retains if facts.is_local(r.call.node)]
+        facts.kept_alive = [k for k in facts.kept_alive if facts.is_local(k.statement)]
+        facts.lightning_backward = [c for c in facts.lightning_backward if facts.is_local(c.node)]
+        facts.elsewhere = _elsewhere(program)
+    if program.project is not None:
+        facts.dependencies = program.project.dependencies
+    facts.incomplete = tuple(_incomplete(program))
     return facts
+
+
+def _elsewhere(program: Program):  # type: ignore[no-untyped-def]
+    """Where the nodes of imported project modules are, relative to the linted file."""
+    base = os.path.dirname(program.project.file) if program.project and program.project.file else ""
+
+    def where(node: cst.CSTNode) -> tuple[str, Span] | None:
+        for info in program.loaded_modules:
+            span = info.span(node)
+            if span is not None:
+                return os.path.relpath(info.path, base) if base else info.path, span
+        return None
+
+    return where
+
+
+def _incomplete(program: Program) -> list[str]:
+    """What the analysis did not follow to the end, one line each."""
+    lines = []
+    for what, _node, function in program.incomplete:
+        where = "module level" if function == "<module>" else f"{function}()"
+        text = {"loop": "a loop did not reach a fixed point", "budget": "step budget exhausted",
+                "recursion": "nesting too deep"}.get(what, what)
+        line = f"analysis incomplete in {where}: {text}"
+        if line not in lines:
+            lines.append(line)
+    return lines
 
 
 def _self_update(statement: cst.CSTNode, holder_text: str) -> tuple[bool, bool]:
@@ -123,7 +163,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         loop = _carrying_loop(failing, created_loops)
         if carrier is not None and carrier.augmented and carrier.holder.text == failing.root_text:
             cause = Cause.ACCUMULATED
-        elif carrier is not None and not state_like and _guarded(facts, carrier.assignments):
+        elif carrier is not None and not state_like and _guarded(program, facts, carrier.assignments):
             cause = Cause.MEMOIZED
         else:
             cause = Cause.LOOP_CARRIED
@@ -140,8 +180,10 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         entry = _entry_statement(read, loop)
     consumer_stepped = bool(carrier and stepped_reads(carrier.first_reads, why.stepped))
     root_defs = _root_definitions(program, failing)
+    only_freeing = [c for c in why.conditions if c not in met.conditions]
     return Conflict(failing, freed_by, cause, carrier, why.stepped, loop, entry, root_defs,
-                    _function_of(read) if read is not None else None, consumer_stepped)
+                    _function_of(read) if read is not None else None, consumer_stepped,
+                    only_freeing[-1] if only_freeing else None)
 
 
 def _best_boundary(boundary: list[Boundary]) -> Boundary | None:
@@ -162,17 +204,27 @@ def _produced_by_another_model(program: Program, read: Read | None, first_reads:
     producers = {r.producer for r in (read, *first_reads) if r is not None and r.producer}
     if not producers:
         return True
+    if sum(owner.startswith("?") for owner in program.optimizer_owners) >= 2:
+        # Two optimizers whose modules are not known (arguments of a `train` function): one of
+        # them may well update the producer.
+        return True
     return bool(producers & program.optimizer_owners)
 
 
-def _guarded(facts: FileFacts, statements: tuple[cst.CSTNode, ...]) -> bool:
+def _guarded(program: Program, facts: FileFacts, statements: tuple[cst.CSTNode, ...]) -> bool:
     """Whether an assignment sits under an `if` in its function (`if self.cache is None: ...`)."""
     for statement in statements:
-        current = facts.parent(statement)
+        parent = facts.parent
+        if facts.parent(statement) is None:
+            for info in program.loaded_modules:
+                if statement in info.parents:
+                    parent = info.parents.get
+                    break
+        current = parent(statement)
         while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
             if isinstance(current, cst.If):
                 return True
-            current = facts.parent(current)
+            current = parent(current)
     return False
 
 
@@ -180,10 +232,12 @@ def stepped_reads(reads: tuple[Read, ...], stepped: frozenset[str]) -> list[Read
     """The reads (following each out to its callers) that fed a module an optimizer then stepped:
     in a GAN, where the fake batch went into the discriminator."""
     found: list[Read] = []
+    unknown_owner = any(owner.startswith("?") for owner in stepped)
     for read in reads:
         current: Read | None = read
         while current is not None:
-            if current.consumer is not None and current.consumer in stepped:
+            if current.consumer is not None and (current.consumer in stepped or (
+                    unknown_owner and current.producer is not None and current.consumer != current.producer)):
                 if current not in found:
                     found.append(current)
                 break

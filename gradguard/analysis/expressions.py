@@ -16,6 +16,9 @@ from gradguard.analysis import knowledge as K
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
 from gradguard.analysis.calls import Args, CallEvaluation
 from gradguard.analysis.names import canonical, dotted, qualify
+from gradguard.analysis.evidence import Role, roles_in
+from gradguard.analysis.project import ModuleInfo, Project
+from gradguard.analysis.scopes import Bindings, checked_locals
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import (
     DATA,
@@ -24,6 +27,7 @@ from gradguard.analysis.values import (
     NONE,
     SCALAR,
     UNKNOWN,
+    UNSURE_MODULE,
     CallInfo,
     Holder,
     Kind,
@@ -84,12 +88,25 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.optimizer_owners: set[str] = set()
         # Sites whose nodes stand for graphs the model did not see built (a backward's root).
         self.synthetic: set[int] = set()
+        # Sites of calls of objects only ever called (`UNSURE_MODULE`): maybe no graph at all.
+        self.unsure: set[int] = set()
         # Variables and attributes whose value some backward or grad started from.
         self.root_holders: set[tuple[str, ...]] = set()
         self.framework_calls: list[CallInfo] = []
         self.root_defs: dict[CallInfo, frozenset[cst.CSTNode]] = {}
         # Condition atoms made so far (their order: the oldest is forgotten first).
         self.atom_seq = 0
+        self.module_node: cst.Module | None = None
+        self.scope_names: dict[cst.CSTNode, Bindings] = {}
+        self.class_roles: dict[str, dict[str, Role]] = {}
+        self.loop_names: dict[cst.CSTNode, frozenset[str]] = {}
+        # The project modules imported code comes from (`project.py`), as they are read.
+        self.project: Project | None = None
+        self.loaded_modules: set[ModuleInfo] = set()
+        self.namespaces: dict[ModuleInfo, dict[str, Value]] = {}
+        self.resolved: dict[tuple[str, int], Value | None] = {}
+        # The paths out of the last inlined call: (state at its return, value returned).
+        self.last_returns: list[tuple[State, Value]] = []
         # What the analysis did not follow to the end: (what, node, function).
         self.incomplete: list[tuple[str, cst.CSTNode | None, str]] = []
 
@@ -163,6 +180,85 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     return outer[name]
         return state.frames[0].get(name)
 
+    def load_module(self, info: ModuleInfo) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def namespace_of(self, info: ModuleInfo) -> dict[str, Value]:
+        """The top-level classes and functions of a project module, by name."""
+        names = self.namespaces.get(info)
+        if names is None:
+            names = self.namespaces[info] = {}
+        return names
+
+    def project_value(self, name: str, importer: ModuleInfo | None) -> Value | None:
+        """What an imported name (`models.Net`, `.layers`) is in the project, or None when it is
+        no project module or no class or function of one."""
+        if self.project is None:
+            return None
+        memo = (name, id(importer))
+        if memo in self.resolved:
+            return self.resolved[memo]
+        self.resolved[memo] = None
+        found: Value | None = None
+        level = len(name) - len(name.lstrip("."))
+        dots, rest = name[:level], [p for p in name[level:].split(".") if p]
+        # The longest prefix that is a module; the rest are attributes of it.
+        for cut_at in range(len(rest), -1 if level else 0, -1):
+            info = self.project.module(dots + ".".join(rest[:cut_at]), importer)
+            if info is None:
+                continue
+            self.load_module(info)
+            found = Value(Kind.UNKNOWN, ref=info, label=name)
+            for attr in rest[cut_at:]:
+                found = self.module_attribute(found.ref, attr) if isinstance(found.ref, ModuleInfo) else None
+                if found is None:
+                    break
+            break
+        self.resolved[memo] = found
+        return found
+
+    def module_attribute(self, info: ModuleInfo, attr: str) -> Value | None:
+        """`module.attr` for a project module: its class or function, or what it imported."""
+        value = self.namespace_of(info).get(attr)
+        if value is not None:
+            return value
+        imported = info.imports.get(attr)
+        if imported is not None:
+            return self.project_value(imported, info)
+        # A submodule of a package (`pkg.models` after `import pkg`).
+        return self.project_value(f".{attr}", info) if info.path.endswith("__init__.py") else None
+
+    def attribute_roles(self, info: ClassInfo) -> dict[str, Role]:
+        """What the methods of a class use each `self.<attr>` as (`evidence.py`)."""
+        roles = self.class_roles.get(info.name)
+        if roles is None:
+            roles = {}
+            for method in info.methods.values():
+                node = method.node
+                if not isinstance(node, cst.FunctionDef) or not node.params.params:
+                    continue
+                me = node.params.params[0].name.value
+                for chain, role in roles_in(node.body, self.imports).items():
+                    head, _, attr = chain.partition(".")
+                    if head == me and attr and "." not in attr and attr not in info.methods:
+                        roles.setdefault(attr, role)
+            self.class_roles[info.name] = roles
+        return roles
+
+    def checked_names(self, frame: Frame) -> Bindings:
+        """The names of the running scope whose unbound read is sure to fail (`scopes.py`)."""
+        scope = frame.function.node if frame.function is not None else self.module_node
+        if not isinstance(scope, (cst.FunctionDef, cst.Module)):
+            return _NO_BINDINGS
+        names = self.scope_names.get(scope)
+        if names is None:
+            names = self.scope_names[scope] = checked_locals(scope)
+        return names
+
+    def bound_elsewhere(self, name: str, state: State, frame: Frame) -> bool:
+        """A name the interpreter knows by other means (an import, a builtin)."""
+        return name in frame.imports or name in self.imports or name in _BUILTINS
+
     def store_name(self, name: str, value: Value, state: State, frame: Frame, statement: cst.CSTNode) -> None:
         """Bind a variable in the right frame, remembering the statement that assigned it."""
         index = 0 if name in frame.global_names else len(state.frames) - 1
@@ -228,6 +324,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         name = qualify(expr, frame.imports) or qualify(expr, self.imports)
         if name is None and isinstance(expr, cst.Name) and expr.value in _BUILTINS:
             return expr.value
+        if name is not None and self.project is not None and self.project_value(name, frame.module) is not None:
+            return None
         return canonical(name) if name is not None else None
 
     # -- assignment ------------------------------------------------------------------------
@@ -298,7 +396,18 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if expr.value in ("True", "False"):
                 return SCALAR
             value = self.lookup(expr.value, state, frame)
-            return value if value is not None else UNKNOWN
+            if value is None:
+                imported = frame.imports.get(expr.value) or self.imports.get(expr.value)
+                if imported is not None and self.project is not None:
+                    found = self.project_value(imported, frame.module)
+                    if found is not None:
+                        return found
+                if self.checked_names(frame).unbound_read_fails(expr.value, self.statement(frame)) \
+                        and not self.bound_elsewhere(expr.value, state, frame):
+                    # Unbound on this path: the program would stop with a NameError first.
+                    state.dead = True
+                return UNKNOWN
+            return value
         if isinstance(expr, cst.Attribute):
             owner = self.eval(expr.value, state, frame)
             result = self.attribute_value(owner, expr, state, frame)
@@ -441,9 +550,17 @@ class Evaluator(CallEvaluation, AutogradEvents):
     def attribute_value(self, owner: Value, expr: cst.Attribute, state: State, frame: Frame) -> Value:
         """`owner.attr`: heap attributes of instances, `.data`/`.grad` cuts, views of tensors."""
         name = expr.attr.value
+        if isinstance(owner.ref, ModuleInfo):
+            return self.module_attribute(owner.ref, name) or UNKNOWN
         if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
             value = state.heap.get((owner.ref.key, name))
             if value is not None:
+                if value is UNKNOWN:
+                    # Set from something the analysis does not see (a constructor's argument):
+                    # what the class's methods use it as.
+                    role = self.attribute_roles(owner.ref).get(name)
+                    if role is not None:
+                        return role_value(role, dotted(expr))
                 return value
             method = self.method_of(owner.ref, name)
             if method is not None:
@@ -613,6 +730,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                      container.grad or item.grad)
 
 _CONTAINERS = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT})
+_NO_BINDINGS = Bindings({}, {})
 
 
 def _shape(value: Value) -> str:
@@ -627,3 +745,17 @@ _BUILTINS = frozenset({"float", "int", "bool", "str", "repr", "len", "print", "i
                        "enumerate", "zip", "reversed", "list", "tuple", "sorted", "iter", "next",
                        "sum", "max", "min", "set", "hasattr", "type", "format", "round", "open", "id",
                        "hash", "issubclass", "dict"})
+
+
+def role_value(role: Role | None, label: str | None) -> Value:
+    """The abstract value of an object known only by how the code uses it."""
+    if role is Role.MODULE:
+        return Value(Kind.MODULE, label=label)
+    if role is Role.CALLABLE:
+        return Value(Kind.MODULE, label=label, qual=UNSURE_MODULE)
+    if role is Role.OPTIMIZER:
+        # Which module's parameters it updates is not known: "?" marks an owner to be inferred.
+        return Value(Kind.OPTIMIZER, ref=f"?{label}", label=label)
+    if role is Role.DATA:
+        return DATA
+    return UNKNOWN

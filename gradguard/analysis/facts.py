@@ -68,6 +68,8 @@ class Conflict:
     function: cst.FunctionDef | None = None
     # Whether the freeing call's optimizer step updated the module that consumed the carrier (GANs).
     consumer_stepped: bool = False
+    # The branch the freeing call ran under and the failing call did not: (`if` statement, arm).
+    condition: tuple[cst.CSTNode, bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,26 @@ class FileFacts:
     lightning_backward: list[CallInfo] = field(default_factory=list)
     # How messages name a row: "line 12", or for a notebook "cell 3, line 4".
     describe_row: Callable[[int], str] = field(default=lambda row: f"line {row}")
+    # The project modules read with this file: (path, content digest).
+    dependencies: tuple[tuple[str, str], ...] = ()
+    # What the analysis did not follow to the end, in words.
+    incomplete: tuple[str, ...] = ()
+    # Where the nodes of project modules other than this file are: node -> (path, span).
+    elsewhere: Callable[[cst.CSTNode], tuple[str, Span] | None] = field(default=lambda node: None)
+
+    def is_local(self, node: cst.CSTNode | None) -> bool:
+        """Whether a node is in this file (not in a project module it imports)."""
+        return node is not None and node in self._positions
+
+    def where(self, node: cst.CSTNode) -> str:
+        """How a message names the place of a node: "line 12", or "models.py:30" elsewhere."""
+        if self.is_local(node):
+            return self.describe_row(self.span(node).start.row)
+        found = self.elsewhere(node)
+        if found is None:
+            return "another module"
+        path, span = found
+        return f"{path}:{span.start.row}"
 
     @cached_property
     def _parents(self) -> dict[cst.CSTNode, cst.CSTNode]:

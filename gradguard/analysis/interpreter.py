@@ -19,7 +19,11 @@ from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import DATA, NONE, UNKNOWN, Kind, Value, cut, join
 
-MAX_LOOP_PASSES = 4
+# Passes after which a loop's states are compared widened (every earlier generation of the
+# loop's own sites folded into one: a pass that would only age them changes nothing), and the
+# passes after which a loop that still changes is given up on (recorded, never silent).
+WIDEN_AFTER = 2
+MAX_LOOP_PASSES = 12
 
 
 class Interpreter(Evaluator):
@@ -310,7 +314,14 @@ class Interpreter(Evaluator):
             self.assign(statement.target, element, s, frame, statement, statement.iter)
             return True
 
-        return self.run_loop(statement, statement.body, enter, lambda s: True, state, frame)
+        targets = _target_names(statement.target)
+
+        def carry(s: State) -> None:
+            # The next iteration binds the target again: conditions over it do not carry over.
+            for name in targets:
+                s.assign_invalidates(name=name)
+
+        return self.run_loop(statement, statement.body, enter, lambda s: True, state, frame, carry)
 
     def exec_while(self, statement: cst.While, state: State, frame: Frame) -> None:
         self.merge_into(state, self.while_parts(statement, state, frame))
@@ -342,7 +353,8 @@ class Interpreter(Evaluator):
         return self.run_loop(statement, statement.body, enter, leave, state, frame)
 
     def run_loop(self, loop: cst.For | cst.While, body: cst.BaseSuite, enter: Callable[[State], bool],
-                 leave: Callable[[State], bool], state: State, frame: Frame) -> list[State]:
+                 leave: Callable[[State], bool], state: State, frame: Frame,
+                 carry: Callable[[State], None] | None = None) -> list[State]:
         """Run a loop body to a fixed point; the states after the loop.
 
         The first iteration starts from the state before the loop; later iterations start from
@@ -357,8 +369,9 @@ class Interpreter(Evaluator):
         skipped: list[State] = []
         converged = False
         frame.loops.append(loop)
+        entry_epochs = dict(state.epochs)
         try:
-            for _ in range(MAX_LOOP_PASSES):
+            for passes in range(MAX_LOOP_PASSES):
                 produced: list[State] = []
                 for head in heads:
                     current = head.copy()
@@ -373,6 +386,9 @@ class Interpreter(Evaluator):
                     finally:
                         exits.extend(frame.breaks.pop())
                         produced.extend(frame.continues.pop())
+                if carry is not None:
+                    for part in produced:
+                        carry(part)
                 changed = False
                 for part in self.regroup(produced):
                     key = part.partition_key()
@@ -383,7 +399,11 @@ class Interpreter(Evaluator):
                         continue
                     merged = State.join_all([known, part])
                     assert merged is not None
-                    if not merged.same_as(known):
+                    if passes + 1 >= WIDEN_AFTER:
+                        stable = _same_widened(merged, known, entry_epochs)
+                    else:
+                        stable = merged.same_as(known)
+                    if not stable:
                         later[key] = merged
                         changed = True
                 if len(later) > MAX_PARTS:
@@ -478,10 +498,12 @@ class Interpreter(Evaluator):
             self.functions[node] = info
         self.store_name(node.name.value, Value(Kind.FUNCTION, ref=info), state, frame, node)
 
-    def decorated_no_grad(self, node: cst.FunctionDef, frame: Frame | None) -> bool:
+    def decorated_no_grad(self, node: cst.FunctionDef, frame: Frame | None,
+                          imports: dict[str, str] | None = None) -> bool:
         from gradguard.analysis.knowledge import NO_GRAD
 
-        imports = frame.imports if frame is not None else self.imports
+        if imports is None:
+            imports = frame.imports if frame is not None else self.imports
         for decorator in node.decorators:
             expr = decorator.decorator
             func = expr.func if isinstance(expr, cst.Call) else expr
@@ -499,8 +521,10 @@ class Interpreter(Evaluator):
         if frame.depth >= self.max_depth or any(info is f for f in self.active):
             return UNKNOWN
         node = info.node
-        callee = Frame(info, self_value, list(frame.loops), frame.depth + 1, imports=dict(self.imports),
-                       conditions=list(frame.conditions))
+        module = info.module if info.module is not None else (frame.module if info.nested else None)
+        callee = Frame(info, self_value, list(frame.loops), frame.depth + 1,
+                       imports=dict(module.imports if module is not None else self.imports),
+                       conditions=list(frame.conditions), module=module)
         locals_: dict[str, Value] = {}
         params = node.params
         positional = [*params.posonly_params, *params.params]
@@ -546,6 +570,7 @@ class Interpreter(Evaluator):
                     callee.returns.append(state.copy())
         finally:
             self.active.pop()
+        self.last_returns = list(zip(callee.returns, callee.return_values))
         final = State.join_all(callee.returns)
         if final is None:
             final = state.copy()
@@ -584,7 +609,7 @@ class Interpreter(Evaluator):
             method = current.methods.get(name)
             if method is not None:
                 return method
-            pending.extend(c for c in self.classes.values() if c.name in current.bases)
+            pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
         return None
 
     def element_of(self, iterable: Value) -> Value:
@@ -624,3 +649,31 @@ def _constant_truth(test: cst.BaseExpression) -> bool | None:
     if isinstance(test, cst.Integer):
         return int(test.value, 0) != 0
     return None
+
+
+def _same_widened(merged: State, known: State, before: dict[int, int]) -> bool:
+    """Whether two states of a loop's back edge agree once the generations the loop keeps aging
+    are folded together (the states themselves keep their generations: that is what tells this
+    iteration's graph from the ones before the loop)."""
+    sites = _advanced(merged, before) | _advanced(known, before)
+    if merged.same_as(known):
+        return True
+    widened, reference = merged.copy(), known.copy()
+    widened.widen(sites)
+    reference.widen(sites)
+    return widened.same_as(reference)
+
+
+def _advanced(state: State, before: dict[int, int]) -> frozenset[int]:
+    """The sites evaluated again since `before` (a loop's own sites)."""
+    return frozenset(site for site, epoch in state.epochs.items() if epoch != before.get(site, 0))
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []

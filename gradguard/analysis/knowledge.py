@@ -139,3 +139,14 @@ MODULE_RETURNS_SELF = frozenset(
 
 # Base classes of custom autograd functions (their forward and backward build no graph).
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+
+# Top-level packages whose behaviour is known from facts, never by reading their source: an import
+# from one of them is not followed into a project module of the same name.
+KNOWN_PACKAGES = frozenset(
+    {"torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas", "math", "random",
+     "os", "sys", "time", "json", "re", "logging", "argparse", "functools", "itertools", "collections",
+     "typing", "dataclasses", "pathlib", "copy", "abc", "enum", "lightning", "pytorch_lightning",
+     "transformers", "accelerate", "deepspeed", "diffusers", "mmcv", "mmengine", "tqdm", "wandb",
+     "tensorboard", "matplotlib", "sklearn", "PIL", "cv2", "timm", "einops", "pytest", "unittest",
+     "warnings", "contextlib", "inspect", "pickle", "shutil", "subprocess", "gym", "gymnasium"}
+)

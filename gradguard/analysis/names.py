@@ -38,9 +38,11 @@ def import_bindings(statement: cst.Import | cst.ImportFrom) -> dict[str, str]:
                 top = full.split(".")[0]
                 bound[top] = top
         return bound
-    if statement.relative:
-        return bound
+    dots = "." * len(statement.relative)
     module = _module_name(statement.module) if statement.module is not None else ""
+    if dots:
+        # A relative import names a module of the same project: `.models.Net`, resolved later.
+        module = dots + module
     if isinstance(statement.names, cst.ImportStar):
         return bound
     for alias in statement.names:
@@ -48,7 +50,7 @@ def import_bindings(statement: cst.Import | cst.ImportFrom) -> dict[str, str]:
         local = name
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
             local = alias.asname.name.value
-        bound[local] = f"{module}.{name}" if module else name
+        bound[local] = f"{module}.{name}" if module and not module.endswith(".") else f"{module}{name}"
     return bound
 
 

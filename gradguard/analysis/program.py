@@ -8,7 +8,9 @@ import time
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.expressions import BudgetExceeded
+from gradguard.analysis.project import ModuleInfo, Project
+from gradguard.analysis.evidence import Role, annotated_role, roles_in
+from gradguard.analysis.expressions import BudgetExceeded, role_value
 from gradguard.analysis.interpreter import Interpreter
 from gradguard.analysis.names import canonical, import_bindings, qualify
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
@@ -40,43 +42,59 @@ def module_imports(module: cst.Module) -> dict[str, str]:
 class Program(Interpreter):
     """The analysis of one module."""
 
-    def __init__(self, module: cst.Module, modules: frozenset[str]) -> None:
+    def __init__(self, module: cst.Module, modules: frozenset[str], project: Project | None = None) -> None:
         super().__init__(module_imports(module), modules)
         self.module = module
+        self.module_node = module
+        self.project = project
         self.top_functions: list[FunctionInfo] = []
         self._collect(module.body, None, "")
 
-    def _collect(self, body: tuple | list, owner: ClassInfo | None, prefix: str) -> None:
+    def _collect(self, body: tuple | list, owner: ClassInfo | None, prefix: str,
+                 source: ModuleInfo | None = None) -> None:
+        imports = source.imports if source is not None else self.imports
         for statement in body:
             if isinstance(statement, cst.FunctionDef):
                 info = FunctionInfo(statement, f"{prefix}{statement.name.value}", owner=owner,
-                                    no_grad=self.decorated_no_grad(statement, None))
+                                    no_grad=self.decorated_no_grad(statement, None, imports), module=source)
                 self.functions[statement] = info
                 if owner is not None:
                     owner.methods[statement.name.value] = info
-                else:
+                elif source is None:
                     self.top_functions.append(info)
+                else:
+                    self.namespace_of(source)[statement.name.value] = Value(Kind.FUNCTION, ref=info)
             elif isinstance(statement, cst.ClassDef):
                 bases = []
                 for base in statement.bases:
-                    name = qualify(base.value, self.imports)
+                    name = qualify(base.value, imports)
                     if name is not None:
                         bases.append(canonical(name))
                     elif isinstance(base.value, cst.Name):
                         bases.append(base.value.value)
-                info = ClassInfo(statement, statement.name.value, tuple(bases))
+                info = ClassInfo(statement, statement.name.value, tuple(bases), module=source)
                 self.classes[statement] = info
-                self._collect(statement.body.body, info, f"{statement.name.value}.")
+                if source is not None and owner is None and prefix == "":
+                    self.namespace_of(source)[statement.name.value] = Value(Kind.CLASS, ref=info)
+                self._collect(statement.body.body, info, f"{statement.name.value}.", source)
                 if any(base in K.AUTOGRAD_FUNCTIONS for base in info.bases):
                     # A custom autograd.Function's forward and backward run with grad mode off.
                     for method in info.methods.values():
                         method.no_grad = True
             elif isinstance(statement, (cst.If, cst.Try)) and owner is None:
-                self._collect(statement.body.body, owner, prefix)
-            if isinstance(statement, cst.FunctionDef):
+                self._collect(statement.body.body, owner, prefix, source)
+            if isinstance(statement, cst.FunctionDef) and source is None:
                 self._collect_nested_classes(statement.body.body, f"{prefix}{statement.name.value}.")
         if owner is None and prefix == "":
             self._classify_classes()
+
+    def load_module(self, info: ModuleInfo) -> None:
+        """Make a project module's classes and functions known (once)."""
+        if info in self.loaded_modules:
+            return
+        self.loaded_modules.add(info)
+        self.namespace_of(info)
+        self._collect(info.module.body, None, "", info)
 
     def _collect_nested_classes(self, body: tuple | list, prefix: str) -> None:
         """Classes defined inside functions (a model class inside a test) are classes too."""
@@ -87,7 +105,9 @@ class Program(Interpreter):
                 self._collect_nested_classes(statement.body.body, prefix)  # type: ignore[union-attr]
 
     def _classify_classes(self) -> None:
-        by_name = {c.name: c for c in self.classes.values()}
+        by_name = {c.name: c for c in self.classes.values() if c.module is not None}
+        by_name.update({c.qualname: c for c in self.classes.values() if c.module is not None})
+        by_name.update({c.name: c for c in self.classes.values() if c.module is None})
         changed = True
         while changed:
             changed = False
@@ -110,7 +130,8 @@ class Program(Interpreter):
         frame = Frame(None, None, [], 0, imports=dict(self.imports))
         try:
             self.exec_block(self.module.body, state, frame, self.module)
-        except (BudgetExceeded, RecursionError):
+        except (BudgetExceeded, RecursionError) as exc:
+            self.incomplete.append(("budget" if isinstance(exc, BudgetExceeded) else "recursion", None, "<module>"))
             state = State()
         globals_after = state.copy()
         globals_after.dead = False
@@ -119,7 +140,7 @@ class Program(Interpreter):
         globals_after.freed = {}
         for info in self.top_functions:
             self._entry(info, globals_after, None)
-        for cls in self.classes.values():
+        for cls in [c for c in self.classes.values() if c.module is None]:
             instance = Value(Kind.INSTANCE, ref=cls, label="self")
             base_state = globals_after.copy()
             init = self.method_of(cls, "__init__")
@@ -149,6 +170,7 @@ class Program(Interpreter):
                framework: bool = False) -> State | None:
         """Run one function with unknown arguments; the state it leaves (for `__init__`)."""
         if self.file_steps > self.max_file_steps or time.monotonic() > self.deadline:
+            self.incomplete.append(("budget", info.node, info.qualname))
             return None
         self.steps = 0
         state = start.copy()
@@ -156,15 +178,25 @@ class Program(Interpreter):
         node = info.node
         assert isinstance(node, cst.FunctionDef)
         params = [*node.params.posonly_params, *node.params.params]
-        args = [(None, UNKNOWN) for _ in params[1 if instance is not None else 0:]]
+        roles = roles_in(node.body, self.imports)
+        args = [(None, self.unseen_argument(param, roles)) for param in params[1 if instance is not None else 0:]]
         try:
             result = self.call_function(info, args, {}, state, frame, instance, node)
-        except (BudgetExceeded, RecursionError):
+        except (BudgetExceeded, RecursionError) as exc:
+            self.incomplete.append(("budget" if isinstance(exc, BudgetExceeded) else "recursion",
+                                    info.node, info.qualname))
             return None
         if framework:
-            returned = result.elems[0] if result.elems else result
-            self._framework_call(info, returned, state)
+            # The framework backward-s what each path returns, in the state of that path.
+            for path_state, returned in self.last_returns or [(state, result)]:
+                returned = returned.elems[0] if returned.elems else returned
+                self._framework_call(info, returned, path_state)
         return state
+
+    def unseen_argument(self, param: cst.Param, roles: dict[str, Role]) -> Value:
+        """The value of an argument no visible caller passes: what the body uses it as."""
+        role = annotated_role(param.annotation, self.imports) or roles.get(param.name.value)
+        return role_value(role, param.name.value)
 
     def _framework_call(self, info: FunctionInfo, returned: Value, state: State) -> None:
         node = info.node

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from gradguard.analysis.conditions import Atom
-from gradguard.analysis.values import GENERATIONS, SHARED, Freed, Value, join, rename, same
+from gradguard.analysis.values import (
+    GENERATIONS,
+    SHARED,
+    Freed,
+    Value,
+    fold_generations,
+    join,
+    rename,
+    same,
+)
+
+if TYPE_CHECKING:
+    from gradguard.analysis.project import ModuleInfo
 
 Defs = frozenset[cst.CSTNode]
 HeapKey = tuple[str, str]
@@ -179,7 +192,7 @@ class State:
         if arriving is None:
             # The summary generation now also stands for an instance that was never freed.
             if summary is not None and not summary.weak:
-                self.freed[last] = replace(summary, weak=True)
+                self.freed[last] = replace(summary, weak=True, aged=True)
         elif summary is None:
             self.freed[last] = arriving
         else:
@@ -189,6 +202,31 @@ class State:
             why = moving[node]
             if why is not None:
                 self.freed[node + 1] = why
+
+    def widen(self, sites: frozenset[int]) -> None:
+        """Fold the older generations of `sites` into their summary generation (a loop's
+        widening: once every earlier iteration is one summary, another pass changes nothing)."""
+        if not sites:
+            return
+        for frame in self.frames:
+            for name, value in frame.items():
+                frame[name] = fold_generations(value, sites)
+        for key, value in self.heap.items():
+            self.heap[key] = fold_generations(value, sites)
+        held = self.held_nodes()
+        for node in sorted(self.freed):
+            site, generation = divmod(node, GENERATIONS)
+            if site not in sites or not 0 < generation < GENERATIONS - 1:
+                continue
+            why = self.freed.pop(node)
+            last = site * GENERATIONS + GENERATIONS - 1
+            known = self.freed.get(last)
+            if known is None:
+                # The summary also stands for instances that were never freed, if any is held.
+                self.freed[last] = replace(why, weak=True, aged=True) if last in held and not why.weak else why
+            else:
+                self.freed[last] = replace(known, stepped=known.stepped | why.stepped,
+                                           weak=known.weak or why.weak, aged=known.aged or why.aged)
 
     def replace_everywhere(self, old_value: Value, new_value: Value) -> None:
         """Every holder of `old_value` (the same tensor) now holds `new_value` (in-place ops)."""
@@ -275,6 +313,7 @@ class FunctionInfo:
     owner: ClassInfo | None = None
     nested: bool = False
     no_grad: bool = False  # decorated with @torch.no_grad()
+    module: ModuleInfo | None = None  # the project module it is defined in; None: the linted file
 
 
 @dataclass
@@ -289,11 +328,21 @@ class ClassInfo:
     is_lightning: bool = False
     manual_optimization: bool = False
     is_optimizer: bool = False
+    module: ModuleInfo | None = None  # the project module it is defined in; None: the linted file
 
     @property
     def key(self) -> str:
         """The heap key of the class's (single, abstract) instance."""
-        return self.name
+        return self.name if self.module is None else f"{self.module.name}:{self.name}"
+
+    @property
+    def qualname(self) -> str:
+        """How an importer names it (`models.Net`)."""
+        return self.name if self.module is None else f"{self.module.name}.{self.name}"
+
+    def named_by(self, bases: tuple[str, ...]) -> bool:
+        """Whether one of `bases` (as a subclass names them) is this class."""
+        return self.name in bases or self.qualname in bases
 
 
 @dataclass
@@ -315,3 +364,5 @@ class Frame:
     param_reads: dict[str, tuple[object, object]] = field(default_factory=dict)
     # The branches being run, across inlined calls: (the `if` statement, the arm taken).
     conditions: list[tuple[cst.CSTNode, bool]] = field(default_factory=list)
+    # The project module whose code runs (None: the linted file): where its globals are.
+    module: ModuleInfo | None = None

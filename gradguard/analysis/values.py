@@ -95,6 +95,10 @@ class Value:
         return bool(self.nodes)
 
 
+# The `qual` of an object that is only ever called: it may be a module with parameters, or a
+# function that builds data; the graphs its calls make are "unsure" (see `AutogradEvents.reach`).
+UNSURE_MODULE = "<called>"
+
 UNKNOWN = Value()
 NONE = Value(Kind.NONE, maybe_none=True)
 SCALAR = Value(Kind.SCALAR)
@@ -181,6 +185,10 @@ class Freed:
     weak: bool = False
     # The branches the freeing call ran under: (the `if` statement, the arm taken).
     conditions: tuple[tuple[cst.CSTNode, bool], ...] = ()
+    # The condition atoms its path assumed (`State.partition_key`), and whether it is weak because
+    # an older generation was folded in (rather than because only some paths freed it).
+    assumed: frozenset[tuple[str, bool]] = frozenset()
+    aged: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -260,3 +268,23 @@ def translate(nodes: frozenset[int], stamps: dict[int, int], epochs: dict[int, i
             generation = min(generation + max(epochs.get(site, then) - then, 0), GENERATIONS - 1)
         result.add(site * GENERATIONS + generation)
     return frozenset(result)
+
+
+def fold_generations(value: Value, sites: frozenset[int]) -> Value:
+    """`value` with every older generation of `sites` folded into the summary generation."""
+    if not value.nodes and value.elems is None:
+        return value
+    nodes = frozenset(_folded(n, sites) for n in value.nodes)
+    top = frozenset(_folded(n, sites) for n in value.top)
+    elems = tuple(fold_generations(e, sites) for e in value.elems) if value.elems is not None else None
+    if nodes == value.nodes and top == value.top and (elems is None or all(
+            a is b for a, b in zip(elems, value.elems or ()))):
+        return value
+    return replace(value, nodes=nodes, top=top, elems=elems)
+
+
+def _folded(node: int, sites: frozenset[int]) -> int:
+    site, generation = divmod(node, GENERATIONS)
+    if site in sites and 0 < generation < GENERATIONS - 1:
+        return site * GENERATIONS + GENERATIONS - 1
+    return node

@@ -35,7 +35,7 @@ class Rule:
 
     def report(self, facts: FileFacts, node: object, *, related: list[Related] | None = None,
                edits: list[Edit] | None = None, applicability: Applicability | None = None,
-               fix_title: str | None = None, **fields: str) -> Diagnostic:
+               fix_title: str | None = None, note: str | None = None, **fields: str) -> Diagnostic:
         """A finding at `node`, worded from the rule's document, with an optional fix."""
         doc = self.doc
         fix = None
@@ -44,7 +44,7 @@ class Rule:
                       applicability or doc.fix_applicability, tuple(edits))
         return Diagnostic(
             code=self.code,
-            message=doc.message.format(**fields),
+            message=doc.message.format(**fields) + (f" ({note})" if note else ""),
             span=facts.span(node),  # type: ignore[arg-type]
             severity=doc.severity,
             fix=fix,
@@ -70,11 +70,15 @@ class ConflictRule(Rule):
     def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
         for conflict in facts.conflicts:
             if conflict.cause in self.causes and self.applies(conflict):
-                plan = self.fix(facts, conflict)
+                try:
+                    plan = self.fix(facts, conflict)
+                except KeyError:
+                    # The fix would edit code of another module (where the cause is): none here.
+                    plan = FixPlan()
                 edits = [] if any(_repeats(facts, edit) for edit in plan.edits) else list(plan.edits)
                 yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
-                                  edits=edits, fix_title=plan.title,
-                                  applicability=plan.applicability, **self.fields(facts, conflict))
+                                  edits=edits, fix_title=plan.title, applicability=plan.applicability,
+                                  note=condition_note(facts, conflict), **self.fields(facts, conflict))
 
     def applies(self, conflict: Conflict) -> bool:
         """Whether this rule reports a conflict of one of its causes (all of them by default)."""
@@ -106,16 +110,30 @@ def conflict_related(facts: FileFacts, conflict: Conflict) -> list[Related]:
     """The places that explain a conflict: where the graph was freed, where the carrier was set."""
     related: list[Related] = []
     freeing = conflict.freed_by
-    if freeing.kind != "framework" and freeing.node is not conflict.failing.node:
+    if not facts.is_local(freeing.node):
+        pass
+    elif freeing.kind != "framework" and freeing.node is not conflict.failing.node:
         how = "torch.autograd.grad" if freeing.kind == "grad" else "backward"
         related.append(Related(facts.span(freeing.node), f"graph freed here by this {how} (no retain_graph)"))
     elif freeing.node is conflict.failing.node:
         related.append(Related(facts.span(freeing.node), "graph freed here by this same call in the previous iteration"))
     carrier = conflict.carrier
     if carrier is not None:
-        for statement in sorted(carrier.assignments, key=lambda s: facts.span(s).start)[:2]:
+        local = [s for s in carrier.assignments if facts.is_local(s)]
+        for statement in sorted(local, key=lambda s: facts.span(s).start)[:2]:
             related.append(Related(facts.span(statement), f"`{carrier.holder.text}` assigned here"))
     return related
+
+
+def condition_note(facts: FileFacts, conflict: Conflict) -> str | None:
+    """When the freeing call runs only under a condition: the words that name it."""
+    if conflict.condition is None:
+        return None
+    branch, taken = conflict.condition
+    test = getattr(branch, "test", None)
+    if test is None:
+        return None
+    return f"it fails the first time `{facts.code(test)}` {'holds' if taken else 'does not hold'}"
 
 
 def carrier_name(conflict: Conflict) -> str:
@@ -129,7 +147,7 @@ def freed_row(facts: FileFacts, conflict: Conflict) -> str:
     """Where the call that freed the graph is, as messages say it ("line 12", "cell 3, line 4")."""
     if conflict.freed_by.kind == "framework":
         return "the framework"
-    return facts.describe_row(facts.span(conflict.freed_by.node).start.row)
+    return facts.where(conflict.freed_by.node)
 
 
 @cache

@@ -488,11 +488,6 @@ def test_needless_retain_graph_in_a_numeric_check_loop_is_flagged() -> None:
     assert _found(NUMERIC_CHECK_LOOP) == [(12, "GG009"), (13, "GG009")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="false negative: a value produced by calling an argument is not taken for a graph, although "
-    "`.backward(retain_graph=True)` on it says that it is one and no later backward uses it",
-)
 def test_needless_retain_graph_on_outputs_of_model_arguments_is_flagged() -> None:
     assert _found(NUMERIC_CHECK_LOOP_WITH_MODEL_ARGUMENTS) == [(9, "GG009"), (10, "GG009")]
 

@@ -1,0 +1,97 @@
+"""What a function's body says about an argument whose caller the analysis does not see.
+
+`def train(model, loader, optimizer)` analysed as an entry point: `model(x)` and `model.train()`
+make `model` a module (its calls carry the graphs of their inputs and of its own parameters),
+`optimizer.step()` an optimizer, `for x, y in loader` a source of fresh data. The same holds for
+an attribute of an object (`self.model`) that the class's methods use so.
+"""
+
+from __future__ import annotations
+
+from enum import Enum, auto
+
+import libcst as cst
+
+from gradguard.analysis.knowledge import MODULE_EVIDENCE_METHODS, MODULE_METHODS
+from gradguard.analysis.names import canonical, dotted, qualify
+
+
+class Role(Enum):
+    """What an unseen argument is used as."""
+
+    MODULE = auto()
+    CALLABLE = auto()  # only ever called: a module, or a function that builds data
+    OPTIMIZER = auto()
+    DATA = auto()
+
+
+def roles_in(body: cst.CSTNode, imports: dict[str, str]) -> dict[str, Role]:
+    """The role of each name or attribute chain (`model`, `self.model`) the code uses in one."""
+    finder = _Uses()
+    body.visit(finder)
+    roles: dict[str, Role] = {}
+    for name in finder.iterated:
+        roles[name] = Role.DATA
+    for name in finder.stepped:
+        if name not in finder.module_like:
+            roles[name] = Role.OPTIMIZER
+    for name in finder.called - finder.stepped:
+        roles[name] = Role.CALLABLE
+    for name in finder.module_like:
+        roles[name] = Role.MODULE
+    return roles
+
+
+def annotated_role(annotation: cst.Annotation | None, imports: dict[str, str]) -> Role | None:
+    """`model: nn.Module`, `opt: torch.optim.Optimizer`: what an annotation says."""
+    if annotation is None:
+        return None
+    name = qualify(annotation.annotation, imports)
+    if name is None:
+        return None
+    name = canonical(name)
+    if name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper():
+        return Role.OPTIMIZER
+    if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
+        return Role.MODULE
+    if name.startswith("torch.utils.data."):
+        return Role.DATA
+    return None
+
+
+class _Uses(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.called: set[str] = set()
+        self.module_like: set[str] = set()
+        self.stepped: set[str] = set()
+        self.iterated: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = dotted(func)
+        if isinstance(func, (cst.Name, cst.Attribute)) and name is not None:
+            if isinstance(func, cst.Attribute):
+                receiver = dotted(func.value)
+                method = func.attr.value
+                if receiver is not None:
+                    if method == "step":
+                        self.stepped.add(receiver)
+                    elif method in MODULE_EVIDENCE_METHODS and method != "zero_grad":
+                        self.module_like.add(receiver)
+                    elif method == "forward":
+                        self.module_like.add(receiver)
+                if method not in MODULE_METHODS and method != "step":
+                    # `self.model(x)` calls the attribute itself (a method call on `self` is not).
+                    self.called.add(name)
+            else:
+                self.called.add(name)
+        if isinstance(func, cst.Name) and func.value in ("enumerate", "iter", "zip") and node.args:
+            for arg in node.args:
+                target = dotted(arg.value)
+                if target is not None:
+                    self.iterated.add(target)
+
+    def visit_For(self, node: cst.For) -> None:
+        target = dotted(node.iter)
+        if target is not None:
+            self.iterated.add(target)

@@ -1,0 +1,160 @@
+"""The project around a linted file: the modules it imports from the same project, found the way
+Python finds them, parsed once per process and read lazily by the analysis.
+
+`gradguard lint train.py` alone sees `models.py` beside it: a class or function imported from a
+project module is analysed as if it were defined in the linted file (its code run with its own
+module's imports), so a model that keeps its state on `self`, a replay buffer or a loss helper that
+calls backward is followed into the file that defines it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from gradguard.analysis.knowledge import KNOWN_PACKAGES
+from gradguard.model import Span
+
+# Project modules larger than this are not followed (generated code, vendored libraries).
+MAX_MODULE_BYTES = 400_000
+# How many project modules one linted file may pull in, transitively.
+MAX_MODULES = 24
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+@dataclass(eq=False)
+class ModuleInfo:
+    """One project module the analysis read: where it is, its syntax tree and its imports."""
+
+    name: str  # its dotted module name as the importing file wrote it ("models", "pkg.layers")
+    path: str
+    module: cst.Module
+    digest: str
+    imports: dict[str, str] = field(default_factory=dict)
+    package: str = ""  # the folder relative imports inside it start from
+
+    @cached_property
+    def _positions(self) -> dict[cst.CSTNode, object]:
+        return dict(MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider))
+
+    @cached_property
+    def parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
+        """Each node's parent in this module."""
+        found: dict[cst.CSTNode, cst.CSTNode] = {}
+
+        class Collector(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                for child in node.children:
+                    found[child] = node
+                return True
+
+        self.module.visit(Collector())
+        return found
+
+    def span(self, node: cst.CSTNode) -> Span | None:
+        """The span of one of its nodes (None for a node of another module)."""
+        position = self._positions.get(node)
+        if position is None:
+            return None
+        start, end = position.start, position.end  # type: ignore[attr-defined]
+        return Span.of(start.line, start.column + 1, end.line, end.column + 1)
+
+
+class Project:
+    """Finds and loads the project modules one linted file imports."""
+
+    def __init__(self, path: str | None, src: tuple[str, ...] = ()) -> None:
+        self.file = os.path.abspath(path) if path else None
+        self.loaded: dict[str, ModuleInfo | None] = {}
+        self.roots: list[str] = self._roots(src) if self.file else []
+
+    @property
+    def dependencies(self) -> tuple[tuple[str, str], ...]:
+        """The project modules read, as (path, content digest): what the result depends on."""
+        return tuple(sorted((m.path, m.digest) for m in self.loaded.values() if m is not None))
+
+    def _roots(self, src: tuple[str, ...]) -> list[str]:
+        assert self.file is not None
+        here = os.path.dirname(self.file)
+        roots = [here]
+        # The folder above the outermost package the file is in (`python -m pkg.train`).
+        top = here
+        while os.path.isfile(os.path.join(top, "__init__.py")):
+            top = os.path.dirname(top)
+        roots.append(top)
+        project = _project_root(here)
+        if project is not None:
+            roots.append(project)
+            roots.append(os.path.join(project, "src"))
+            roots.extend(os.path.join(project, s) if not os.path.isabs(s) else s for s in src)
+        unique: list[str] = []
+        for root in roots:
+            if root not in unique and os.path.isdir(root):
+                unique.append(root)
+        return unique
+
+    def module(self, name: str, importer: ModuleInfo | None = None) -> ModuleInfo | None:
+        """The project module `name` stands for (relative names start with dots), or None."""
+        if self.file is None:
+            return None
+        level = len(name) - len(name.lstrip("."))
+        dotted = name[level:]
+        if level:
+            base = importer.package if importer is not None else os.path.dirname(self.file)
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            key = os.path.join(base, *dotted.split(".")) if dotted else base
+            return self._load(key, name, [base], dotted)
+        if not dotted or dotted.split(".", 1)[0] in KNOWN_PACKAGES:
+            return None
+        return self._load(dotted, dotted, self.roots, dotted)
+
+    def _load(self, key: str, name: str, roots: list[str], dotted: str) -> ModuleInfo | None:
+        if key in self.loaded:
+            return self.loaded[key]
+        self.loaded[key] = None
+        if sum(m is not None for m in self.loaded.values()) >= MAX_MODULES:
+            return None
+        parts = dotted.split(".") if dotted else []
+        for root in roots:
+            base = os.path.join(root, *parts)
+            for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+                if os.path.isfile(candidate) and os.path.abspath(candidate) != self.file:
+                    info = _parse(name, candidate)
+                    self.loaded[key] = info
+                    return info
+        return None
+
+
+def _project_root(start: str) -> str | None:
+    current = start
+    while True:
+        if any(os.path.exists(os.path.join(current, marker)) for marker in _MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _parse(name: str, path: str) -> ModuleInfo | None:
+    """Read and parse one project module; None when it cannot be read, decoded or parsed (the
+    analysis then knows nothing of it, as of any library)."""
+    from gradguard.analysis.program import module_imports
+
+    try:
+        if os.path.getsize(path) > MAX_MODULE_BYTES:
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read()
+        text = data.decode("utf-8-sig")
+        module = cst.parse_module(text)
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
+        return None
+    return ModuleInfo(name, os.path.abspath(path), module, hashlib.sha256(data).hexdigest(),
+                      module_imports(module), os.path.dirname(os.path.abspath(path)))

@@ -1,0 +1,450 @@
+"""Unit tests of the dataflow model itself, independent of the rules: condition atoms and what they
+decide, path partitions, loops reaching a fixed point, unseen arguments, project modules."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from gradguard.analysis import analyze, analyze_file, facts_for
+from gradguard.analysis.conditions import Atom, decide, equality_of, key_of, strip_not
+from gradguard.analysis.evidence import Role, roles_in
+from gradguard.analysis.project import Project
+from gradguard.analysis.scopes import checked_locals
+from gradguard.analysis.state import State
+from gradguard.analysis.values import GENERATIONS, Freed, Kind, Value, node_id
+
+
+def _expr(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def _atom(code: str, truth: bool, seq: int = 1) -> tuple[str, Atom]:
+    expr, positive = strip_not(_expr(code))
+    key = key_of(expr)
+    assert key is not None
+    return key, Atom(key, positive == truth, frozenset(), frozenset(), 1, seq, code, equality_of(expr))
+
+
+def _program(code: str) -> str:
+    return "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n" + textwrap.dedent(code)
+
+
+# -- condition atoms ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "key"),
+    [
+        ("flag", "flag"),
+        ("args.with_prior", "args.with_prior"),
+        ("step % args.log_every == 0", "((step % args.log_every) == 0)"),
+        ("x is None", "(x is None)"),
+        ("len(buffer) > 0", "(len(buffer) > 0)"),
+        ("cfg['kind'] == 'l2'", "(cfg['kind'] == 'l2')"),
+    ],
+)
+def test_branch_tests_over_names_are_atoms(code: str, key: str) -> None:
+    assert key_of(_expr(code)) == key
+
+
+@pytest.mark.parametrize("code", ["random.random() > 0.5", "model(x).sum() > 0", "next(it)"])
+def test_tests_that_call_are_not_atoms(code: str) -> None:
+    assert key_of(_expr(code)) is None
+
+
+def test_an_assumed_atom_decides_the_same_test_and_its_negation() -> None:
+    assume = dict([_atom("flag", True)])
+    assert decide(_expr("flag"), assume) is True
+    assert decide(_expr("not flag"), assume) is False
+    assert decide(_expr("other"), assume) is None
+
+
+def test_an_equality_decides_the_other_literals_of_an_elif_chain() -> None:
+    assume = dict([_atom("args.loss == 'l2'", True)])
+    assert decide(_expr("args.loss == 'huber'"), assume) is False
+    assert decide(_expr("args.loss != 'l2'"), assume) is False
+    assert decide(_expr("args.loss == 'l2'"), assume) is True
+    known_false = dict([_atom("args.loss == 'l2'", False)])
+    assert decide(_expr("args.loss != 'l2'"), known_false) is True
+    assert decide(_expr("args.loss == 'huber'"), known_false) is None
+
+
+def test_conjunctions_and_disjunctions_are_decided_from_their_parts() -> None:
+    assume = dict([_atom("a", True), _atom("b", False, 2)])
+    assert decide(_expr("a and b"), assume) is False
+    assert decide(_expr("a or b"), assume) is True
+    assert decide(_expr("a and c"), assume) is None
+
+
+# -- states ---------------------------------------------------------------------------------------
+
+
+def test_assigning_a_name_forgets_the_conditions_that_read_it() -> None:
+    state = State()
+    key, atom = _atom("step % k == 0", True)
+    state.assume[key] = Atom(key, True, frozenset({"step", "k"}), frozenset(), 1, 1, "", None)
+    other, atom2 = _atom("args.flag", True, 2)
+    state.assume[other] = Atom(other, True, frozenset({"args.flag"}), frozenset(), 1, 2, "", None)
+    state.assign_invalidates(name="step")
+    assert list(state.assume) == [other]
+    state.assign_invalidates(text="args")
+    assert not state.assume
+
+
+def test_a_join_keeps_only_the_conditions_both_paths_agree_on() -> None:
+    left, right = State(), State()
+    for state, truth in ((left, True), (right, False)):
+        key, atom = _atom("flag", truth)
+        state.assume[key] = atom
+        shared_key, shared = _atom("args.train", True, 2)
+        state.assume[shared_key] = shared
+    joined = State.join_all([left, right])
+    assert joined is not None
+    assert set(joined.assume) == {"args.train"}
+
+
+def test_widening_folds_every_older_generation_into_the_summary() -> None:
+    state = State()
+    site = 7
+    nodes = frozenset(node_id(site, g) for g in range(GENERATIONS))
+    state.frames[0]["h"] = Value(Kind.TENSOR, nodes, frozenset({node_id(site, 1)}), True)
+    call = object()
+    state.freed[node_id(site, 2)] = Freed(call)  # type: ignore[arg-type]
+    state.widen(frozenset({site}))
+    value = state.frames[0]["h"]
+    assert value.nodes == {node_id(site, 0), node_id(site, GENERATIONS - 1)}
+    assert value.top == {node_id(site, GENERATIONS - 1)}
+    assert set(state.freed) == {node_id(site, GENERATIONS - 1)}
+
+
+# -- scopes and evidence ----------------------------------------------------------------------
+
+
+def test_names_bound_only_by_assignment_are_checked_after_their_first_assignment() -> None:
+    module = cst.parse_module(textwrap.dedent("""\
+        import os
+        x = 1
+        for i in range(3):
+            y = i
+        print(y)
+        """))
+    bindings = checked_locals(module)
+    print_statement = module.body[-1]
+    first = module.body[0]
+    assert bindings.unbound_read_fails("y", print_statement)
+    assert not bindings.unbound_read_fails("os", print_statement)  # imports are not checked
+    assert not bindings.unbound_read_fails("x", first)  # a read before any assignment: a fragment
+
+
+def test_how_a_function_uses_its_arguments_gives_their_roles() -> None:
+    function = cst.parse_module(textwrap.dedent("""\
+        def train(model, loader, optimizer, make_batch, log):
+            model.train()
+            for x in loader:
+                out = model(x)
+                optimizer.step()
+                b = make_batch(3)
+        """)).body[0]
+    roles = roles_in(function.body, {})  # type: ignore[attr-defined]
+    assert roles["model"] is Role.MODULE
+    assert roles["loader"] is Role.DATA
+    assert roles["optimizer"] is Role.OPTIMIZER
+    assert roles["make_batch"] is Role.CALLABLE
+    assert "log" not in roles
+
+
+# -- paths through whole programs -----------------------------------------------------------
+
+
+def _codes(source: str, path: str | None = None) -> list[tuple[int, str]]:
+    return [(d.span.start.row, d.code) for d in analyze(source, path=path)]
+
+
+def test_a_branch_and_the_same_test_later_are_correlated() -> None:
+    source = _program("""
+        model = nn.Linear(4, 4)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        with_prior = True
+        for step in range(3):
+            pred = model(torch.randn(8, 4))
+            if with_prior:
+                pred, prior = torch.chunk(pred, 2)
+                prior_loss = prior.pow(2).mean()
+            loss = pred.pow(2).mean()
+            if with_prior:
+                loss = loss + prior_loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """)
+    assert _codes(source) == []
+
+
+def test_a_backward_under_a_condition_then_the_real_one_is_found_with_its_condition() -> None:
+    source = _program("""
+        def probe(loss, model):
+            loss.backward()
+            return sum(p.grad.norm() for p in model.parameters())
+
+        def train(model, loader, optimizer, log_every):
+            model.train()
+            for step, (x, y) in enumerate(loader):
+                loss = F.cross_entropy(model(x), y)
+                if step % log_every == 0:
+                    print(probe(loss, model))
+                loss.backward()
+                optimizer.step()
+        """)
+    found = analyze(source)
+    assert [(d.span.start.row, d.code) for d in found] == [(15, "GG001")]
+    assert "`step % log_every == 0`" in found[0].message
+
+
+def test_a_loop_left_when_its_test_turns_false_does_not_run_again() -> None:
+    source = _program("""
+        from torch.distributions import Categorical
+        policy = nn.Linear(4, 2)
+        opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+        for episode in range(3):
+            log_probs, done, t = [], False, 0
+            while not done:
+                dist = Categorical(logits=policy(torch.randn(4)))
+                log_probs.append(dist.log_prob(dist.sample()))
+                t += 1
+                done = t >= 5
+                if done:
+                    loss = -torch.stack(log_probs).sum()
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+        """)
+    assert _codes(source) == []
+
+
+def test_a_value_unbound_on_a_path_makes_that_path_impossible() -> None:
+    source = _program("""
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--loss", default="l2", choices=["l2", "huber"])
+        args = parser.parse_args()
+        model = nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(3):
+            pred, target = model(torch.randn(8, 4)), torch.randn(8, 1)
+            if args.loss == "l2":
+                loss = (pred - target).pow(2).mean()
+            elif args.loss == "huber":
+                loss = torch.sqrt((pred - target) ** 2 + 1e-3).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """)
+    assert _codes(source) == []
+
+
+def test_nested_loops_reach_a_fixed_point() -> None:
+    source = _program("""
+        model = nn.Linear(4, 4)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(2):
+            for a in range(3):
+                for b in range(3):
+                    for c in range(3):
+                        total = 0
+                        for q in range(2):
+                            for v in range(2):
+                                if v == q:
+                                    continue
+                                total += model(torch.randn(2, 4)).mean()
+                        opt.zero_grad()
+                        total.backward()
+                        opt.step()
+        """)
+    result = analyze_file(source)
+    assert result.diagnostics == ()
+    assert result.incomplete == ()
+
+
+# -- unseen arguments and objects -----------------------------------------------------------
+
+
+def test_a_training_function_whose_caller_is_not_seen_is_analysed() -> None:
+    source = _program("""
+        def train(model, loader, optimizer):
+            hidden = model.init_hidden(8)
+            for x, y in loader:
+                optimizer.zero_grad()
+                out, hidden = model(x, hidden)
+                loss = F.cross_entropy(out, y)
+                loss.backward()
+                optimizer.step()
+        """)
+    assert _codes(source) == [(11, "GG003")]
+
+
+def test_a_trainer_holding_its_model_on_self_is_analysed() -> None:
+    source = _program("""
+        class Trainer:
+            def __init__(self, model, optimizer):
+                self.model = model
+                self.optimizer = optimizer
+
+            def fit(self, loader):
+                for x, y in loader:
+                    out = self.model(x)
+                    self.optimizer.zero_grad()
+                    F.mse_loss(out, y).backward()
+                    out.pow(2).mean().backward()
+                    self.optimizer.step()
+        """)
+    assert _codes(source) == [(15, "GG002")]
+
+
+def test_a_function_argument_only_called_before_the_loop_builds_no_graph() -> None:
+    source = _program("""
+        def fit(model, make_loader, epochs):
+            loader = make_loader(32)
+            for epoch in range(epochs):
+                for batch in loader:
+                    model(batch).mean().backward()
+        """)
+    assert _codes(source) == []
+
+
+# -- project modules ------------------------------------------------------------------------
+
+
+MODELS = """\
+import torch
+from torch import nn
+
+
+class RNNModel(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.rnn = nn.GRU(n, n)
+        self.head = nn.Linear(n, n)
+        self.hidden = None
+
+    def forward(self, x):
+        out, self.hidden = self.rnn(x, self.hidden)
+        return self.head(out)
+
+
+def repackage_hidden(h):
+    if isinstance(h, torch.Tensor):
+        return h.detach()
+    return tuple(repackage_hidden(v) for v in h)
+"""
+
+STATEFUL_TRAIN = """\
+import torch
+import torch.nn.functional as F
+from {module} import RNNModel
+
+model = RNNModel(8)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    x = torch.randn(5, 2, 8)
+    loss = F.mse_loss(model(x), x)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+DETACHED_TRAIN = """\
+import torch
+from torch import nn
+from models import repackage_hidden
+
+rnn = nn.LSTM(8, 8)
+opt = torch.optim.SGD(rnn.parameters(), lr=0.1)
+hidden = (torch.zeros(1, 2, 8), torch.zeros(1, 2, 8))
+for step in range(10):
+    hidden = repackage_hidden(hidden)
+    out, hidden = rnn(torch.randn(5, 2, 8), hidden)
+    loss = out.pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_model_class_in_the_module_beside_the_script_is_followed(tmp_path: Path) -> None:
+    (tmp_path / "models.py").write_text(MODELS)
+    script = tmp_path / "train.py"
+    script.write_text(STATEFUL_TRAIN.format(module="models"))
+    result = analyze_file(script.read_text(), path=str(script))
+    assert [(d.span.start.row, d.code) for d in result.diagnostics] == [(11, "GG003")]
+    assert [Path(p).name for p, _ in result.dependencies] == ["models.py"]
+
+
+def test_a_package_module_imported_relatively_is_followed(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from .models import RNNModel\n")
+    (package / "models.py").write_text(MODELS)
+    script = package / "train.py"
+    script.write_text(STATEFUL_TRAIN.format(module=".models").replace("from .models", "from .models"))
+    assert _codes(script.read_text(), str(script)) == [(11, "GG003")]
+    through_package = tmp_path / "run.py"
+    through_package.write_text(STATEFUL_TRAIN.format(module="pkg"))
+    assert _codes(through_package.read_text(), str(through_package)) == [(11, "GG003")]
+
+
+def test_a_detaching_helper_imported_from_another_module_detaches(tmp_path: Path) -> None:
+    (tmp_path / "models.py").write_text(MODELS)
+    script = tmp_path / "train.py"
+    script.write_text(DETACHED_TRAIN)
+    assert _codes(DETACHED_TRAIN, str(script)) == []
+
+
+def test_a_module_that_does_not_parse_or_does_not_exist_is_no_error(tmp_path: Path) -> None:
+    (tmp_path / "models.py").write_text("def broken(:\n")
+    script = tmp_path / "train.py"
+    script.write_text(STATEFUL_TRAIN.format(module="models"))
+    assert _codes(script.read_text(), str(script)) == []
+    missing = tmp_path / "other.py"
+    missing.write_text(STATEFUL_TRAIN.format(module="nowhere"))
+    assert _codes(missing.read_text(), str(missing)) == []
+
+
+def test_libraries_are_never_read_from_the_project_even_under_their_own_name(tmp_path: Path) -> None:
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text("def backward(x):\n    pass\n")
+    project = Project(str(tmp_path / "train.py"))
+    assert project.module("torch") is None
+
+
+def test_facts_of_a_file_name_the_freeing_call_in_another_module(tmp_path: Path) -> None:
+    (tmp_path / "losses.py").write_text(textwrap.dedent("""\
+        import torch.nn.functional as F
+
+
+        def step_loss(pred, target):
+            loss = F.mse_loss(pred, target)
+            loss.backward()
+            return loss
+        """))
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent("""\
+        import torch
+        from torch import nn
+        from losses import step_loss
+
+        model = nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(3):
+            loss = step_loss(model(torch.randn(8, 4)), torch.randn(8, 1))
+            loss.backward()
+            opt.step()
+        """))
+    facts = facts_for(script.read_text(), path=str(script))
+    assert facts is not None
+    found = analyze(script.read_text(), path=str(script))
+    assert [(d.span.start.row, d.code) for d in found] == [(9, "GG001")]
+    assert "losses.py:6" in found[0].message
