@@ -59,69 +59,66 @@ _GRAPH_SHAPES: dict[str, tuple[int, ...]] = {
 }
 
 
-def _candidates() -> Iterator[tuple[str, Callable[[], tuple[tuple[Any, ...], list[torch.Tensor]]]]]:
-    """Argument lists to try, in order: a label, and a maker of (arguments, tensors carrying a graph)."""
+# Argument lists to try, in order; each part is a label (see `arguments`).
+SIGNATURES: tuple[tuple[str, ...], ...] = (
+    ("V",), ("M",), ("V", "V"), ("M", "M"), ("V", "0"), ("M", "0"), ("M", "1"),
+    ("V", "V", "V"), ("M", "M", "M"), ("V", "I"), ("M", "0", "I"), ("M", "I"),
+    ("V", "B"), ("V", "B", "0.5"), ("V", "0", "I"), ("V", "0", "I", "V"), ("M", "0", "1"),
+    ("V", "2"), ("M", "(9,)"), ("V", "(3,)"), ("L[V,V]",), ("L[V,V]", "0"),
+    ("P",), ("P", "M"), ("X4",), ("X4", "W4"), ("X3", "W3"), ("X4", "2"), ("X3", "2"),
+    ("V", "0.5"), ("V", "0.5", "0.5"), ("M", "I", "I"),
+    ("S",), ("U", "U"), ("M", "V"), ("V", "M", "V"), ("C", "C"), ("C", "C", "C"), ("M", "C", "C"),
+    ("V", "(0,)"), ("M", "(1,0)"), ("V", "0", "0", "2"), ("V", "0", "(3,1)"), ("V", "0", "2", "1"),
+    ("M", "2", "0", "0.5"), ("V", "0", "I", "0.5"), ("V", "(I,)", "V"), ("V", "B", "V"),
+    ("V", "0", "I", "V", "sum"), ("M", "V", "0", "0"), ("V", "(1,1)"), ("I",), ("I", "I"),
+    ("I", "M"), ("X4", "1"), ("V", "W1"), ("V", "0.5", "True"), ("V", "(3,)", "(1,)"),
+    ("X5", "2"), ("X5", "W5"),
+    ("3",), ("3", "3"), ("(3,)",), ("(3,)", "0.5"), ("0", "1", "3"), ("3", "(3,)"),
+)
+SEPARATOR = ";"
 
-    def graph(*shape: int) -> torch.Tensor:
-        return torch.randn(shape, requires_grad=True).clone()
 
-    def spd() -> torch.Tensor:
-        base = torch.randn(_SIZE, _SIZE)
-        return (base @ base.T + _SIZE * torch.eye(_SIZE)).requires_grad_().clone()
+def _graph(*shape: int) -> torch.Tensor:
+    return torch.randn(shape, requires_grad=True).clone()
 
-    def index() -> torch.Tensor:
-        return torch.tensor([0, 2, 1])
 
-    def mask() -> torch.Tensor:
-        return torch.tensor([True, False, True])
-
-    def make(label: str, *parts: str) -> tuple[str, Callable[[], tuple[tuple[Any, ...], list[torch.Tensor]]]]:
-        def build() -> tuple[tuple[Any, ...], list[torch.Tensor]]:
-            args: list[Any] = []
-            tracked: list[torch.Tensor] = []
-            for part in parts:
-                if part in _GRAPH_SHAPES:
-                    value = spd() if part == "P" else graph(*_GRAPH_SHAPES[part])
-                    if part == "U":
-                        value = value.sigmoid()
-                    tracked.append(value)
-                    args.append(value)
-                elif part == "I":
-                    args.append(index())
-                elif part == "(I,)":
-                    args.append((index(),))
-                elif part in ("sum", "True"):
-                    args.append(True if part == "True" else part)
-                elif part.startswith("("):
-                    args.append(tuple(int(n) for n in part.strip("(,)").split(",")))
-                elif part == "B":
-                    args.append(mask())
-                elif part == "L[V,V]":
-                    pair = [graph(_SIZE), graph(_SIZE)]
-                    tracked.extend(pair)
-                    args.append(pair)
-                elif part == "0.5":
-                    args.append(0.5)
-                else:
-                    args.append(int(part))
-            return tuple(args), tracked
-
-        return label, build
-
-    for parts in (("V",), ("M",), ("V", "V"), ("M", "M"), ("V", "0"), ("M", "0"), ("M", "1"),
-                  ("V", "V", "V"), ("M", "M", "M"), ("V", "I"), ("M", "0", "I"), ("M", "I"),
-                  ("V", "B"), ("V", "B", "0.5"), ("V", "0", "I"), ("V", "0", "I", "V"), ("M", "0", "1"),
-                  ("V", "2"), ("M", "(9,)"), ("V", "(3,)"), ("L[V,V]",), ("L[V,V]", "0"),
-                  ("P",), ("P", "M"), ("X4",), ("X4", "W4"), ("X3", "W3"), ("X4", "2"), ("X3", "2"),
-                  ("V", "0.5"), ("V", "0.5", "0.5"), ("M", "I", "I"),
-                  ("S",), ("U", "U"), ("M", "V"), ("V", "M", "V"), ("C", "C"), ("C", "C", "C"), ("M", "C", "C"),
-                  ("V", "(0,)"), ("M", "(1,0)"), ("V", "0", "0", "2"), ("V", "0", "(3,1)"), ("V", "0", "2", "1"),
-                  ("M", "2", "0", "0.5"), ("V", "0", "I", "0.5"), ("V", "(I,)", "V"), ("V", "B", "V"),
-                  ("V", "0", "I", "V", "sum"), ("M", "V", "0", "0"), ("V", "(1,1)"), ("I",), ("I", "I"),
-                  ("I", "M"), ("X4", "1"), ("V", "W1"), ("V", "0.5", "True"), ("V", "(3,)", "(1,)"),
-                  ("X5", "2"), ("X5", "W5"),
-                  ("3",), ("3", "3"), ("(3,)",), ("(3,)", "0.5"), ("0", "1", "3"), ("3", "(3,)")):
-        yield make(",".join(parts), *parts)
+def arguments(label: str) -> tuple[tuple[Any, ...], list[torch.Tensor]]:
+    """Fresh arguments for a signature label (`V;0`), and the float tensors among them that carry a
+    graph: non-leaf tensors cloned from leaves that require grad, so that in-place ops are allowed."""
+    args: list[Any] = []
+    tracked: list[torch.Tensor] = []
+    for part in label.split(SEPARATOR):
+        if part in _GRAPH_SHAPES:
+            if part == "P":  # symmetric positive definite, for the decompositions
+                base = torch.randn(_SIZE, _SIZE)
+                value = (base @ base.T + _SIZE * torch.eye(_SIZE)).requires_grad_().clone()
+            else:
+                value = _graph(*_GRAPH_SHAPES[part])
+            if part == "U":
+                value = value.sigmoid()
+            tracked.append(value)
+            args.append(value)
+        elif part == "I":
+            args.append(torch.tensor([0, 2, 1]))
+        elif part == "(I,)":
+            args.append((torch.tensor([0, 2, 1]),))
+        elif part == "B":
+            args.append(torch.tensor([True, False, True]))
+        elif part == "L[V,V]":
+            pair = [_graph(_SIZE), _graph(_SIZE)]
+            tracked.extend(pair)
+            args.append(pair)
+        elif part == "sum":
+            args.append(part)
+        elif part == "True":
+            args.append(True)
+        elif part.startswith("("):
+            args.append(tuple(int(n) for n in part.strip("(,)").split(",")))
+        elif part == "0.5":
+            args.append(0.5)
+        else:
+            args.append(int(part))
+    return tuple(args), tracked
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
@@ -200,11 +197,12 @@ def probe(name: str, func: Callable[..., Any] | None, receiver_method: str | Non
     """torch's answer for the callable `name` (the Tensor method `receiver_method` when given), or
     the reason it could not be called."""
     reason = "no-signature"
-    for label, build in _candidates():
-        if receiver_method is not None and label.split(",")[0] not in _GRAPH_SHAPES:
+    for parts in SIGNATURES:
+        if receiver_method is not None and parts[0] not in _GRAPH_SHAPES:
             continue
+        label = SEPARATOR.join(parts)
         torch.manual_seed(0)
-        args, tracked = build()
+        args, tracked = arguments(label)
         before = [(t._version, t.grad_fn) for t in tracked]
         try:
             with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
@@ -295,17 +293,26 @@ def _tensor_methods() -> Iterator[str]:
         yield name
 
 
+def _jobs() -> list[tuple[str, Callable[..., Any] | None, str | None]]:
+    jobs: list[tuple[str, Callable[..., Any] | None, str | None]] = []
+    for namespace in NAMESPACES:
+        jobs.extend((qual, func, None) for qual, func in _public_functions(namespace))
+    jobs.extend((f"torch.Tensor.{name}", None, name) for name in _tensor_methods())
+    return jobs
+
+
+def names() -> list[str]:
+    """The qualified name of every op the table tries (kept or skipped), in order."""
+    return [qual for qual, _, _ in _jobs()]
+
+
 def generate(only: Iterable[str] | None = None) -> dict[str, Any]:
     """The whole table (or the entries named in `only`), as the JSON document holds it."""
     wanted = set(only) if only is not None else None
     torch.set_num_threads(1)
     ops: dict[str, dict[str, Any]] = {}
     skipped: Counter[str] = Counter()
-    jobs: list[tuple[str, Callable[..., Any] | None, str | None]] = []
-    for namespace in NAMESPACES:
-        jobs.extend((qual, func, None) for qual, func in _public_functions(namespace))
-    jobs.extend((f"torch.Tensor.{name}", None, name) for name in _tensor_methods())
-    for qual, func, method in jobs:
+    for qual, func, method in _jobs():
         if wanted is not None and qual not in wanted:
             continue
         fact, reason = probe(qual, func, method)

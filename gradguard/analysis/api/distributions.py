@@ -10,6 +10,7 @@ PREFIX = "torch.distributions."
 D = Receiver.DISTRIBUTION
 
 FACTS: tuple[Fact, ...] = (
+    # The wrappers (OneHotCategorical, Multinomial, the Relaxed ones) cache in the distribution they wrap.
     *prefixed(PREFIX, ("Bernoulli", "Binomial", "Categorical", "ContinuousBernoulli", "Geometric",
                        "NegativeBinomial", "OneHotCategorical", "RelaxedBernoulli", "RelaxedOneHotCategorical",
                        "Multinomial"),

@@ -25,7 +25,7 @@ def to_fact(qualified: str, entry: dict[str, Any]) -> Fact:
     """The typed fact for one generated entry (`torch.Tensor.x` becomes method `x` on a tensor)."""
     receiver = Receiver.TENSOR if qualified.startswith(TENSOR_PREFIX) else None
     name = qualified.removeprefix(TENSOR_PREFIX) if receiver else qualified
-    from_graph = entry["args"].split(",")[0] in _GRAPH_ARGUMENTS
+    from_graph = entry["args"].split(";")[0] in _GRAPH_ARGUMENTS
     inplace = bool(entry.get("inplace"))
     if entry["out"] == "none":
         returns = Returns.NONE
@@ -60,6 +60,6 @@ def integer_result(qualified: str) -> bool:
     """True when the op, given a tensor that carries a graph, returns only integer or bool tensors:
     such results can never carry a graph, whatever the other arguments."""
     entry = table()["ops"].get(qualified)
-    if entry is None or entry["args"].split(",")[0] not in _GRAPH_ARGUMENTS:
+    if entry is None or entry["args"].split(";")[0] not in _GRAPH_ARGUMENTS:
         return False
     return entry.get("dtype") is not None and "float" not in entry["dtype"]

@@ -24,15 +24,16 @@ FACTS: tuple[Fact, ...] = (
     *facts(("add_", "sub_", "mul_", "div_", "clamp_", "copy_", "addcmul_", "addcdiv_", "pow_", "exp_", "log_",
             "sigmoid_", "tanh_", "relu_", "masked_fill_", "index_add_", "scatter_", "scatter_add_", "normal_",
             "uniform_", "lerp_", "sqrt_", "neg_", "abs_", "t_", "transpose_", "unsqueeze_", "squeeze_",
-            "resize_", "clamp_min_", "clamp_max_", "zero_", "fill_"), T,
+            "clamp_min_", "clamp_max_", "zero_", "fill_"), T,
            returns=Returns.RECEIVER, inplace=True, keeps_history=True),
     *facts(("register_hook", "register_post_accumulate_grad_hook"), T, returns=Returns.VALUE,
            calls=Callback(0, when="backward", passes=("grad",))),
     Fact("retain_grad", T, returns=Returns.NONE),
     # Methods whose backward needs no saved tensor (generated facts agree; these are the common ones).
-    *facts(("view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze",
+    *facts(("view", "view_as", "reshape", "reshape_as", "unflatten", "squeeze", "unsqueeze",
             "permute", "transpose", "t", "expand", "expand_as", "chunk", "split", "narrow", "movedim", "unbind",
             "__getitem__"), T, returns=Returns.VIEW, saves=False),
-    *facts(("contiguous", "repeat", "to", "float", "double", "half", "bfloat16", "cuda", "cpu", "type", "type_as",
+    # flatten, contiguous: a view when the layout allows, else a copy.
+    *facts(("flatten", "contiguous", "repeat", "to", "float", "double", "half", "bfloat16", "cuda", "cpu", "type", "type_as",
             "clone", "sum", "mean", "add", "sub", "neg"), T, returns=Returns.DERIVED, saves=False),
 )
