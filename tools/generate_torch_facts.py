@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import inspect
 import io
 import json
@@ -183,7 +184,7 @@ def _second_backward_raises(outputs: list[torch.Tensor]) -> bool | None:
     try:
         total = sum(t.real.sum() if t.is_complex() else t.sum() for t in carrying)
         total.backward()
-    except Exception:  # a sparse or mkldnn output, or a backward torch does not implement
+    except Exception:  # noqa: BLE001 - a sparse or mkldnn output, or a backward torch does not implement
         return None
     try:
         total.backward()
@@ -218,7 +219,7 @@ def probe(name: str, func: Callable[..., Any] | None, receiver_method: str | Non
         except NotImplementedError:
             reason = "not-implemented"
             continue
-        except Exception:  # torch raises its own error classes too; any failure means "not callable so"
+        except Exception:  # noqa: BLE001 - torch raises its own error classes; any means "not so"
             reason = "runtime-error"
             continue
         underscored = name.endswith("_") and not name.endswith("__")
@@ -265,7 +266,7 @@ def _describe(label: str, tracked: list[torch.Tensor], before: list[tuple[int, A
 
 
 def _public_functions(namespace: str) -> Iterator[tuple[str, Callable[..., Any]]]:
-    module = eval(namespace, {"torch": torch})  # noqa: S307 - a fixed name of this file
+    module = importlib.import_module(namespace)
     builtin_ops = set(dir(torch._C._VariableFunctions)) if namespace == "torch" else None
     for name in sorted(dir(module)):
         if name.startswith("_") or name.startswith(UNSAFE_PREFIXES):
@@ -303,7 +304,75 @@ def _jobs() -> list[tuple[str, Callable[..., Any] | None, str | None]]:
 
 def names() -> list[str]:
     """The qualified name of every op the table tries (kept or skipped), in order."""
-    return [qual for qual, _, _ in _jobs()]
+    return [qual for qual, _, _ in _jobs()] + module_classes()
+
+
+# Constructor arguments tried for torch.nn modules, in order; then inputs to call them with.
+MODULE_INITS: tuple[tuple[Any, ...], ...] = ((), (3,), (3, 3), (3, 3, 1))
+MODULE_INPUTS = ("M", "X3", "X4", "V", "X5", "M;M", "M;I", "V;V", "M;M;M")
+# Defaults that build a model of millions of parameters: a small one says the same.
+MODULE_INIT_OVERRIDES: dict[str, dict[str, int]] = {
+    "Transformer": {"d_model": 4, "nhead": 1, "num_encoder_layers": 1, "num_decoder_layers": 1,
+                    "dim_feedforward": 4},
+}
+
+
+def module_classes() -> list[str]:
+    """The public torch.nn.Module subclasses in the torch.nn namespace, by qualified name."""
+    return [f"torch.nn.{name}" for name in sorted(dir(torch.nn))
+            if not name.startswith("_") and inspect.isclass(getattr(torch.nn, name))
+            and issubclass(getattr(torch.nn, name), torch.nn.Module) and name != "Module"]
+
+
+def _holds_modules(cls: type) -> bool:
+    """Containers and wrappers hold the modules they are given, and so their parameters: their own
+    constructor takes modules (`module`, `modules`, `values`, `parameters`) or any number of them."""
+    if "__init__" not in vars(cls):
+        return False
+    parameters = inspect.signature(cls.__init__).parameters.values()
+    return any(p.name in ("module", "modules", "values", "parameters")
+               or p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD) for p in parameters)
+
+
+def probe_module(qualified: str) -> tuple[dict[str, Any] | None, str]:
+    """Build a torch.nn module with the first constructor arguments it accepts, count what it holds,
+    and call it on the first inputs it accepts."""
+    cls = getattr(torch.nn, qualified.rsplit(".", 1)[-1])
+    module = None
+    fact: dict[str, Any] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        override = MODULE_INIT_OVERRIDES.get(cls.__name__)
+        for init in ((),) if override else MODULE_INITS:
+            try:
+                module = cls(*init, **(override or {}))
+            except Exception:  # noqa: BLE001 - any failure means "not constructible so"
+                continue
+            fact["init"] = SEPARATOR.join(map(str, init)) if not override else "small"
+            break
+        if module is None:
+            return None, "no-constructor"
+        fact["params"] = sum(1 for _ in module.parameters())
+        fact["buffers"] = sum(1 for _ in module.buffers())
+        fact["holds-modules"] = _holds_modules(cls)
+        for label in MODULE_INPUTS:
+            torch.manual_seed(0)
+            args, tracked = arguments(label)
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    result = module(*args)
+            except Exception:  # noqa: BLE001 - the same, for the inputs
+                continue
+            outputs = _tensors(result)
+            carrying = [o for o in outputs if o.grad_fn is not None]
+            fact.update({"args": label, "graph": bool(carrying)})
+            if carrying:
+                fact["grad-fn"] = type(carrying[0].grad_fn).__name__
+                fact["saves"] = _second_backward_raises(outputs)
+            if any(o is t for o in outputs for t in tracked):
+                fact["returns-input"] = True
+            break
+    return fact, "ok"
 
 
 def generate(only: Iterable[str] | None = None) -> dict[str, Any]:
@@ -320,20 +389,30 @@ def generate(only: Iterable[str] | None = None) -> dict[str, Any]:
             skipped[reason] += 1
         else:
             ops[qual] = fact
+    modules: dict[str, dict[str, Any]] = {}
+    for qual in module_classes():
+        if wanted is not None and qual not in wanted:
+            continue
+        fact, reason = probe_module(qual)
+        if fact is None:
+            skipped[f"module-{reason}"] += 1
+        else:
+            modules[qual] = fact
     return {"torch": torch.__version__.split("+")[0], "ops": dict(sorted(ops.items())),
-            "skipped": dict(sorted(skipped.items()))}
+            "modules": dict(sorted(modules.items())), "skipped": dict(sorted(skipped.items()))}
 
 
 def dump(table: dict[str, Any]) -> str:
     """The JSON text: one op a line, keys sorted, so that a regeneration diffs line by line."""
     lines = [f'{{"torch":{json.dumps(table["torch"])},',
              f'"skipped":{json.dumps(table["skipped"], sort_keys=True, separators=(",", ":"))},',
-             '"ops":{']
-    items = sorted(table["ops"].items())
-    for i, (name, fact) in enumerate(items):
-        comma = "," if i < len(items) - 1 else ""
-        lines.append(f"{json.dumps(name)}:{json.dumps(fact, sort_keys=True, separators=(',', ':'))}{comma}")
-    lines.append("}}")
+             '"modules":{']
+    for section, last in (("modules", False), ("ops", True)):
+        items = sorted(table[section].items())
+        for i, (name, fact) in enumerate(items):
+            comma = "," if i < len(items) - 1 else ""
+            lines.append(f"{json.dumps(name)}:{json.dumps(fact, sort_keys=True, separators=(',', ':'))}{comma}")
+        lines.append("}}" if last else '},"ops":{')
     return "\n".join(lines) + "\n"
 
 

@@ -103,23 +103,38 @@ def generated(pick: Any) -> Iterator[tuple[str, dict[str, Any]]]:
 
 # -- the table is torch's own answer, and current ------------------------------------------------------
 
+MODULES: dict[str, dict[str, Any]] = torch_ops.table()["modules"]
 SAMPLE = sorted(OPS)[::4]
+MODULE_SAMPLE = sorted(MODULES)[::8]
 
 
 def test_regenerating_a_fixed_sample_gives_the_shipped_entries() -> None:
     table = json.loads((ROOT / "gradguard" / "analysis" / "api" / "torch_ops.json").read_text(encoding="utf-8"))
     assert table["torch"] == torch.__version__.split("+")[0]
-    fresh = GEN.generate(only=SAMPLE)
+    fresh = GEN.generate(only=SAMPLE + MODULE_SAMPLE)
     assert len(SAMPLE) >= 300
     assert fresh["ops"] == {name: table["ops"][name] for name in SAMPLE}
+    assert fresh["modules"] == {name: table["modules"][name] for name in MODULE_SAMPLE}
 
 
 def test_the_table_covers_every_op_tried_and_counts_the_rest() -> None:
     tried = GEN.names()
     assert len(tried) == len(set(tried))
-    assert set(OPS) <= set(tried)
-    assert len(OPS) + sum(torch_ops.table()["skipped"].values()) == len(tried)
-    assert len(OPS) > 1200
+    assert set(OPS) | set(MODULES) <= set(tried)
+    assert len(OPS) + len(MODULES) + sum(torch_ops.table()["skipped"].values()) == len(tried)
+    assert len(OPS) > 1200 and len(MODULES) > 150
+
+
+def test_parameterless_modules_have_no_parameters_and_hand_facts_agree() -> None:
+    parameterless = {f.name for f in torch_ops.generated_facts() if f.parameterless}
+    assert len(parameterless) > 100
+    for name in parameterless:
+        init = MODULES[name]["init"]
+        module = resolve(name)(*(int(a) for a in init.split(";") if a))
+        assert not list(module.parameters()), name
+    hand = {f.name for f in api.hand_facts() if f.parameterless}
+    assert hand - parameterless <= {"torch.nn.Identity"}  # Identity(*args) could hold anything; it does not
+    assert not parameterless & {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.DataParallel"}
 
 
 def test_the_shipped_text_is_the_deterministic_dump() -> None:
@@ -152,7 +167,7 @@ def _installed(dotted: str) -> bool:
 
 def test_every_name_in_any_fact_exists() -> None:
     missing = []
-    for library in api.LIBRARIES:
+    for library in api.libraries():
         short = library.__name__.rsplit(".", 1)[-1]
         for fact in library.FACTS:
             if fact.receiver is None:
@@ -482,7 +497,7 @@ def test_lookup_by_qualified_name_and_by_method_on_a_receiver() -> None:
 
 
 def test_knowledge_names_keep_their_types() -> None:
-    for name in knowledge.__all__:
+    for name in knowledge.NAMES:
         value = getattr(knowledge, name)
         if name == "DISTRIBUTION_PREFIX":
             assert value == "torch.distributions."
@@ -498,10 +513,10 @@ def test_the_lint_path_reads_the_facts_without_torch() -> None:
         "sys.modules['torch'] = None\n"
         "from gradguard.analysis import api, knowledge\n"
         "assert len(api.all_facts()) > 1000\n"
-        "assert all(getattr(knowledge, n) is not None for n in knowledge.__all__)\n"
+        "assert all(getattr(knowledge, n) is not None for n in knowledge.NAMES)\n"
         "assert api.lookup('mul', api.Receiver.TENSOR).saves is True\n"
         "assert not any(m == 'torch' or m.startswith('torch.') for m in sys.modules if sys.modules[m] is not None)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", script], check=False, cwd=ROOT, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": ""}, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -11,31 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import fields, replace
 from functools import cache
+from importlib import import_module
+from typing import TYPE_CHECKING
 
-from gradguard.analysis.api import (
-    accelerate,
-    amp,
-    autograd_function,
-    checkpoint,
-    data,
-    deepspeed,
-    distributions,
-    func,
-    hooks,
-    lightning,
-    mmengine,
-    nn,
-    optim,
-    parametrize,
-    std_builtins,
-    std_functools,
-    torch_functions,
-    torch_tensor,
-    transformers,
-)
 from gradguard.analysis.api.facts import (
-    BaseClass,
     Backward,
+    BaseClass,
     Cache,
     Callback,
     Fact,
@@ -46,14 +27,25 @@ from gradguard.analysis.api.facts import (
 )
 from gradguard.analysis.api.torch_ops import generated_facts
 
+if TYPE_CHECKING:
+    from types import ModuleType
+
 __all__ = [
     "Backward", "BaseClass", "Cache", "Callback", "Fact", "GradMode", "Receiver", "Returns", "Role",
-    "all_facts", "hand_facts", "lookup",
+    "all_facts", "hand_facts", "libraries", "lookup",
 ]
 
-LIBRARIES = (torch_functions, torch_tensor, nn, optim, distributions, data, parametrize, hooks, checkpoint,
-             amp, func, autograd_function, std_functools, std_builtins, lightning, accelerate, deepspeed,
-             transformers, mmengine)
+# The library modules of this package, each holding a FACTS tuple; imported on first use.
+LIBRARIES = ("torch_functions", "torch_tensor", "nn", "optim", "distributions", "data", "parametrize", "hooks",
+             "checkpoint", "amp", "func", "autograd_function", "std_functools", "std_builtins", "lightning",
+             "accelerate", "deepspeed", "transformers", "mmengine")
+
+
+@cache
+def libraries() -> tuple[ModuleType, ...]:
+    """The library modules, in LIBRARIES order."""
+    return tuple(import_module(f"{__name__}.{name}") for name in LIBRARIES)
+
 
 Key = tuple[str, Receiver | None]
 
@@ -69,7 +61,7 @@ def refine(base: Fact, over: Fact) -> Fact:
 @cache
 def hand_facts() -> tuple[Fact, ...]:
     """The hand-written facts of every library module, in library order."""
-    return tuple(fact for library in LIBRARIES for fact in library.FACTS)
+    return tuple(fact for library in libraries() for fact in library.FACTS)
 
 
 @cache

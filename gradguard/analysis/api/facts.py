@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 from enum import Enum
+from typing import Any
 
 
 class Receiver(Enum):

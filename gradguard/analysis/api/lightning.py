@@ -4,7 +4,15 @@ mirror accelerate's."""
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Backward, BaseClass, Fact, Receiver, Returns, Role, facts
+from gradguard.analysis.api.facts import (
+    Backward,
+    BaseClass,
+    Fact,
+    Receiver,
+    Returns,
+    Role,
+    facts,
+)
 
 L = Receiver.LIGHTNING
 A = Receiver.ACCELERATOR

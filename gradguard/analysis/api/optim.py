@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Callback, Fact, Receiver, Returns, Role, facts, prefixed
+from gradguard.analysis.api.facts import (
+              Callback,
+              Fact,
+              Receiver,
+              Returns,
+              Role,
+              facts,
+              prefixed,
+)
 
 O = Receiver.OPTIMIZER
 OPTIMIZERS = ("ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon", "NAdam",

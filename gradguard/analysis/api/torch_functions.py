@@ -5,7 +5,15 @@ Most torch ops need no hand fact: the generated table (torch_ops.json) says what
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Backward, Fact, GradMode, Returns, Role, facts, prefixed
+from gradguard.analysis.api.facts import (
+    Backward,
+    Fact,
+    GradMode,
+    Returns,
+    Role,
+    facts,
+    prefixed,
+)
 
 FACTS: tuple[Fact, ...] = (
     Fact("torch.autograd.backward", backward=Backward.BACKWARD, root=Role.ARGUMENT, returns=Returns.NONE),

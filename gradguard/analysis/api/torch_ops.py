@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from gradguard.analysis.api.facts import Fact, Receiver, Returns, Role
@@ -17,6 +16,8 @@ _GRAPH_ARGUMENTS = frozenset({"V", "M", "P", "S", "U", "C", "X3", "X4", "X5", "L
 @cache
 def table() -> dict[str, Any]:
     """The whole JSON document: `torch` (the version it was generated with), `ops`, `skipped`."""
+    from importlib import resources
+
     text = resources.files(__package__).joinpath("torch_ops.json").read_text(encoding="utf-8")
     return json.loads(text)
 
@@ -50,10 +51,22 @@ def to_fact(qualified: str, entry: dict[str, Any]) -> Fact:
     )
 
 
+def module_fact(qualified: str, entry: dict[str, Any]) -> Fact:
+    """The typed fact for one generated torch.nn module class."""
+    return Fact(
+        qualified,
+        returns=Returns.MODULE,
+        saves=entry.get("saves"),
+        parameterless=entry["params"] == 0 and not entry["holds-modules"],
+        source="torch",
+    )
+
+
 @cache
 def generated_facts() -> tuple[Fact, ...]:
-    """Every generated entry as a typed fact."""
-    return tuple(to_fact(name, entry) for name, entry in table()["ops"].items())
+    """Every generated entry (ops, then modules) as a typed fact."""
+    ops = tuple(to_fact(name, entry) for name, entry in table()["ops"].items())
+    return ops + tuple(module_fact(name, entry) for name, entry in table()["modules"].items())
 
 
 def integer_result(qualified: str) -> bool:

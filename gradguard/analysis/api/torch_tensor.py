@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Backward, Callback, Fact, Receiver, Returns, Role, facts
+from gradguard.analysis.api.facts import (
+    Backward,
+    Callback,
+    Fact,
+    Receiver,
+    Returns,
+    Role,
+    facts,
+)
 
 T = Receiver.TENSOR
 
