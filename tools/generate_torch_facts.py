@@ -346,7 +346,7 @@ def probe_module(qualified: str) -> tuple[dict[str, Any] | None, str]:
         for init in ((),) if override else MODULE_INITS:
             try:
                 module = cls(*init, **(override or {}))
-            except Exception:  # noqa: BLE001 - any failure means "not constructible so"
+            except Exception:  # noqa: BLE001, S112 - any failure means "not constructible so"
                 continue
             fact["init"] = SEPARATOR.join(map(str, init)) if not override else "small"
             break
@@ -361,7 +361,7 @@ def probe_module(qualified: str) -> tuple[dict[str, Any] | None, str]:
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
                     result = module(*args)
-            except Exception:  # noqa: BLE001 - the same, for the inputs
+            except Exception:  # noqa: BLE001, S112 - the same, for the inputs
                 continue
             outputs = _tensors(result)
             carrying = [o for o in outputs if o.grad_fn is not None]

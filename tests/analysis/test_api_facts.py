@@ -520,3 +520,8 @@ def test_the_lint_path_reads_the_facts_without_torch() -> None:
     done = subprocess.run([sys.executable, "-c", script], check=False, cwd=ROOT, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": ""}, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_loader_knows_which_signature_labels_carry_a_graph() -> None:
+    weights = {label for label in GEN._GRAPH_SHAPES if label.startswith("W")}
+    assert torch_ops._GRAPH_ARGUMENTS == (set(GEN._GRAPH_SHAPES) - weights) | {"L[V,V]"}
