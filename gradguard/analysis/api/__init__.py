@@ -73,6 +73,7 @@ def _index() -> dict[Key, Fact]:
     return index
 
 
+@cache
 def all_facts() -> tuple[Fact, ...]:
     """Every fact, generated and hand-written merged, sorted by name and receiver."""
     return tuple(sorted(_index().values(), key=lambda f: (f.name, f.receiver.value if f.receiver else "")))
