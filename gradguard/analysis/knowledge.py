@@ -12,7 +12,14 @@ from typing import Any
 
 from gradguard.analysis import api
 from gradguard.analysis.api import distributions, torch_ops
-from gradguard.analysis.api.facts import Backward, Fact, GradMode, Receiver, Returns, Role
+from gradguard.analysis.api.facts import (
+    Backward,
+    Fact,
+    GradMode,
+    Receiver,
+    Returns,
+    Role,
+)
 
 
 def _names(keep: Callable[[Fact], bool], receiver: Receiver | None | str = None) -> frozenset[str]:
@@ -103,7 +110,8 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "AUTOGRAD_FUNCTIONS": lambda: _names(lambda f: f.base is not None and bool(f.base.graph_free)),
 }
 
-__all__ = sorted(_DERIVED)
+# The compatibility names, all derived.
+NAMES: tuple[str, ...] = tuple(sorted(_DERIVED))
 
 
 def __getattr__(name: str) -> Any:
