@@ -18,6 +18,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gradguard.analysis.api.facts import Backward, Fact, Returns, Role
+
 if TYPE_CHECKING:
     import pathspec
 
@@ -63,6 +65,7 @@ _KEYS = (
     "exclude",
     "extend-exclude",
     "output-format",
+    "api",
 )
 _CODE_KEYS = ("select", "ignore", "extend-select")
 _PATTERN_KEYS = ("exclude", "extend-exclude")
@@ -123,6 +126,7 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     output_format: str | None = None
+    api: tuple[Fact, ...] = ()  # the project's own helpers, from [tool.gradguard.api]
     cli: CliOverrides = field(default_factory=CliOverrides)
 
     def rule_enabled(self, code: str, path: str | os.PathLike[str]) -> bool:
@@ -198,7 +202,7 @@ class Settings:
         folder_names: set[str] = set()
         rest: list[str] = []
         for pattern in patterns:
-            core = pattern[:-1] if pattern.endswith("/") else pattern
+            core = pattern.removesuffix("/")
             if core and not any(char in core for char in "/*?[]\\"):
                 (folder_names if pattern.endswith("/") else names).add(core)
             else:
@@ -298,7 +302,52 @@ def parse_table(table: Mapping[str, Any], path: Path, header: str, known: Iterab
                 f"got {_describe(fmt)}"
             )
         values["output_format"] = fmt
+    if "api" in table:
+        values["api"] = parse_api_table(table["api"], path, header)
     return Settings(**values)
+
+
+# [tool.gradguard.api]: what a project's own helpers do, as API facts. Each key lists qualified names.
+API_KEYS = ("detaches", "calls-backward", "fresh", "keeps-state")
+
+
+def _api_fact(key: str, name: str) -> Fact:
+    """The fact one `[tool.gradguard.api]` entry declares."""
+    if key == "detaches":  # `repackage_hidden(h)`: a copy of its argument without the graph
+        return Fact(name, returns=Returns.CUT, cuts=Role.RESULT, source="config")
+    if key == "calls-backward":  # `engine.step(loss)`: runs loss.backward() inside
+        return Fact(name, backward=Backward.BACKWARD, root=Role.ARGUMENT, returns=Returns.NONE, source="config")
+    if key == "fresh":  # `make_noise(shape)`: a new tensor with no graph
+        return Fact(name, returns=Returns.FRESH, source="config")
+    # keeps-state: `meter.update(loss)` keeps what it is given (graph included) from call to call
+    return Fact(name, stores=Role.ARGUMENTS, source="config")
+
+
+def parse_api_table(value: Any, path: Path, header: str) -> tuple[Fact, ...]:
+    """Validate `[tool.gradguard.api]` (`[api]` at the top level of gradguard.toml) into facts."""
+    where = f"{path}: {'[tool.gradguard.api]' if header == '[tool.gradguard]' else '[api]'}"
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table of {' / '.join(API_KEYS)} = [qualified names], "
+                          f"got {_describe(value)}")
+    seen: dict[str, str] = {}
+    out: list[Fact] = []
+    for key, names in value.items():
+        if key not in API_KEYS:
+            import difflib
+
+            close = difflib.get_close_matches(key.replace("_", "-"), API_KEYS, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise ConfigError(f"{where}: unknown key '{key}' (expected one of: {', '.join(API_KEYS)}){hint}")
+        for name in _string_list(names, f"{where} {key}"):
+            if not all(part.isidentifier() for part in name.split(".")):
+                raise ConfigError(f"{where} {key}: {name!r} is not a qualified name "
+                                  "(expected dotted Python names such as 'utils.repackage_hidden')")
+            if name in seen and seen[name] != key:
+                raise ConfigError(f"{where} {key}: {name!r} is also listed under {seen[name]}")
+            if name not in seen:
+                seen[name] = key
+                out.append(_api_fact(key, name))
+    return tuple(out)
 
 
 def _per_file_ignores(

@@ -1,144 +1,131 @@
-"""What the model knows about torch and Python callables, by qualified name or method name."""
+"""The analysis's older view of API facts, kept for its callers: name sets derived from `api`.
+
+Each public name keeps its type (a frozenset of names, a prefix string); every value is computed from
+the typed facts of `gradguard.analysis.api` on first use (PEP 562), so importing this module costs
+nothing and no fact is written twice.
+"""
 
 from __future__ import annotations
 
-# Calls that start a backward pass over their first argument (or over the receiver for methods).
-BACKWARD_FUNCTIONS = frozenset({"torch.autograd.backward"})
-GRAD_FUNCTIONS = frozenset({"torch.autograd.grad"})
+from collections.abc import Callable
+from typing import Any
 
-# Methods whose result no longer carries the receiver's graph.
-CUT_METHODS = frozenset(
-    {"detach", "item", "tolist", "numpy", "__float__", "__int__", "argmax", "argmin", "argsort",
-     "size", "dim", "numel", "nelement", "sign", "eq", "ne", "lt", "le", "gt", "ge", "isnan",
-     "isinf", "isfinite", "nonzero", "any", "all", "data_ptr", "type_as_bool", "long", "int",
-     "bool", "byte", "short", "char", "stride", "element_size", "is_contiguous", "get_device"}
-)
-# In-place methods that cut the receiver's graph, wherever it is held.
-INPLACE_CUT_METHODS = frozenset({"detach_", "zero_", "fill_", "copy_from_numpy_", "requires_grad_"})
-# In-place methods that add an operation to the receiver's own graph.
-INPLACE_OPS = frozenset(
-    {"add_", "sub_", "mul_", "div_", "clamp_", "copy_", "addcmul_", "addcdiv_", "pow_",
-     "exp_", "log_", "sigmoid_", "tanh_", "relu_", "masked_fill_", "index_add_", "scatter_",
-     "scatter_add_", "normal_", "uniform_", "lerp_", "sqrt_", "neg_", "abs_", "t_", "transpose_",
-     "unsqueeze_", "squeeze_", "resize_", "clamp_min_", "clamp_max_"}
+from gradguard.analysis import api
+from gradguard.analysis.api import distributions, torch_ops
+from gradguard.analysis.api.facts import (
+    Backward,
+    Fact,
+    GradMode,
+    Receiver,
+    Returns,
+    Role,
 )
 
-# Builtins and library functions whose result carries no graph at all.
-CUT_FUNCTIONS = frozenset(
-    {"float", "int", "bool", "str", "repr", "len", "print", "isinstance", "issubclass", "hasattr",
-     "id", "hash", "type", "format", "round", "abs_scalar", "torch.is_tensor", "torch.numel",
-     "math.isnan", "math.isfinite", "math.isinf", "numpy.array", "numpy.asarray", "numpy.mean",
-     "torch.argmax", "torch.argmin", "torch.argsort", "torch.eq", "torch.equal", "torch.isnan",
-     "torch.isinf", "torch.isfinite", "torch.allclose", "torch.manual_seed", "torch.save",
-     "torch.tensor", "torch.as_tensor", "torch.from_numpy", "logging.info", "logging.debug",
-     "logging.warning", "open", "sorted_keys", "torch.sign", "torch.nonzero", "torch.where_cond",
-     "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled"}
-)
 
-# Factories of fresh tensors: no graph unless `requires_grad=True` makes them leaves.
-FACTORIES = frozenset(
-    f"torch.{name}"
-    for name in (
-        "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
-        "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like",
-        "rand_like", "randn_like", "randint_like", "normal", "bernoulli_fresh", "tensor",
-        "as_tensor", "from_numpy", "multinomial", "poisson", "tril_indices", "triu_indices",
+def _names(keep: Callable[[Fact], bool], receiver: Receiver | None | str = None) -> frozenset[str]:
+    """Names of the merged facts for `receiver` ("any" for methods of every receiver) that `keep`."""
+    return frozenset(
+        f.name for f in api.all_facts()
+        if (f.receiver is not None if receiver == "any" else f.receiver is receiver) and keep(f)
     )
-)
 
-PARAMETER_TYPES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
-# Context managers that switch graph building off (or on again) in their block.
-NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
-                     "torch.autograd.grad_mode.no_grad"})
-ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
-SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
+def _torch_tensor_cuts() -> frozenset[str]:
+    tensor = _names(lambda f: f.returns in (Returns.CUT, Returns.VALUE) and f.source != "torch", Receiver.TENSOR)
+    integer = _names(lambda f: torch_ops.integer_result(torch_ops.TENSOR_PREFIX + f.name), Receiver.TENSOR)
+    return tensor | integer
 
-# Recurrent modules and the shape of the state they return.
-RECURRENT_TUPLE_STATE = frozenset({"torch.nn.LSTM"})
-RECURRENT_TENSOR_STATE = frozenset({"torch.nn.GRU", "torch.nn.RNN"})
-# Cells return the new state itself: `(h, c)` for an LSTM cell, `h` for the others.
-RECURRENT_TUPLE_CELLS = frozenset({"torch.nn.LSTMCell"})
 
-# torch.nn classes without parameters: calling them only combines their inputs.
-PARAMETERLESS_MODULES = frozenset(
-    f"torch.nn.{name}"
-    for name in (
-        "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
-        "KLDivLoss", "SmoothL1Loss", "HuberLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
-        "TripletMarginLoss", "CTCLoss", "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
-        "MultiLabelSoftMarginLoss", "SoftMarginLoss", "ReLU", "Tanh", "Sigmoid", "GELU",
-        "Softmax", "LogSoftmax", "Dropout", "Identity", "Flatten", "LeakyReLU", "ELU", "SiLU",
-        "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "MaxPool1d", "Upsample", "Softplus",
-    )
-)
+def _cut_functions() -> frozenset[str]:
+    plain = _names(lambda f: f.source != "torch" and f.backward is None and (
+        f.returns in (Returns.CUT, Returns.VALUE, Returns.NONE) or f.grad_mode is not None))
+    integer = _names(lambda f: f.name.startswith("torch.") and torch_ops.integer_result(f.name))
+    return plain | integer
 
-# Optimizers whose `step(closure)` evaluates the closure more than once.
-MULTI_CLOSURE_OPTIMIZERS = frozenset({"torch.optim.LBFGS"})
 
-# Methods that show a receiver is a torch.nn.Module (or a model wrapping one).
-MODULE_EVIDENCE_METHODS = frozenset(
-    {"parameters", "named_parameters", "train", "eval", "zero_grad", "state_dict",
-     "load_state_dict", "modules", "children", "named_modules", "requires_grad_", "apply",
-     "register_forward_hook", "register_full_backward_hook", "half", "buffers"}
-)
+def _lightning() -> frozenset[str]:
+    return _names(lambda f: f.base is not None and f.base.manual_flag == "automatic_optimization")
 
-# torch.distributions: constructing one from parameters builds graph; `sample()` does not.
-DISTRIBUTION_PREFIX = "torch.distributions."
 
-# Base classes whose training loop calls backward on what `training_step` returns.
-LIGHTNING_MODULES = frozenset({"lightning.pytorch.LightningModule", "lightning.LightningModule"})
-# Trainers that call backward on what an overridden method returns: (base class, method).
-FRAMEWORK_BACKWARD = frozenset({("transformers.Trainer", "compute_loss"),
-                                ("transformers.trainer.Trainer", "compute_loss")})
+_DERIVED: dict[str, Callable[[], Any]] = {
+    # Calls that start a backward pass over their first argument (or over the receiver for methods).
+    "BACKWARD_FUNCTIONS": lambda: _names(lambda f: f.backward is Backward.BACKWARD and "." in f.name
+                                         and f.name.startswith("torch.")),
+    "GRAD_FUNCTIONS": lambda: _names(lambda f: f.backward is Backward.GRAD),
+    # Methods whose result no longer carries the receiver's graph.
+    "CUT_METHODS": _torch_tensor_cuts,
+    # In-place methods that cut the receiver's graph, or that set its requires_grad flag.
+    "INPLACE_CUT_METHODS": lambda: _names(lambda f: f.cuts is Role.RECEIVER and f.source != "torch"
+                                          or f.sets_requires_grad, Receiver.TENSOR),
+    # In-place methods that add an operation on top of the receiver's own graph (it is kept).
+    "INPLACE_OPS": lambda: _names(lambda f: f.inplace and f.keeps_history is True, Receiver.TENSOR),
+    # Builtins and library functions whose result carries no graph at all.
+    "CUT_FUNCTIONS": _cut_functions,
+    # Factories of fresh tensors: no graph unless `requires_grad=True` makes them leaves.
+    "FACTORIES": lambda: _names(lambda f: f.returns is Returns.FRESH and f.source != "torch"
+                                and f.name.startswith("torch.")),
+    "PARAMETER_TYPES": lambda: _names(lambda f: f.returns is Returns.LEAF),
+    # Context managers that switch graph building off (or on again) in their block.
+    "NO_GRAD": lambda: _names(lambda f: f.grad_mode in (GradMode.OFF, GradMode.INFERENCE)),
+    "ENABLE_GRAD": lambda: _names(lambda f: f.grad_mode is GradMode.ON),
+    "SET_GRAD_ENABLED": lambda: _names(lambda f: f.grad_mode is GradMode.SET),
+    # Recurrent modules and the shape of the state they return.
+    "RECURRENT_TUPLE_STATE": lambda: _names(lambda f: f.state == "tuple"),
+    "RECURRENT_TENSOR_STATE": lambda: _names(lambda f: f.state == "tensor"),
+    # Cells return the new state itself: `(h, c)` for an LSTM cell.
+    "RECURRENT_TUPLE_CELLS": lambda: _names(lambda f: f.state == "cell-tuple"),
+    # torch.nn classes without parameters: calling them only combines their inputs.
+    "PARAMETERLESS_MODULES": lambda: _names(lambda f: f.parameterless),
+    # Optimizers whose `step(closure)` evaluates the closure more than once.
+    "MULTI_CLOSURE_OPTIMIZERS": lambda: frozenset(
+        f.name.removesuffix(".step") for f in api.all_facts()
+        if f.receiver is None and f.name.endswith(".step") and f.calls is not None and f.calls.times > 1),
+    # Methods that show a receiver is a torch.nn.Module (or a model wrapping one).
+    "MODULE_EVIDENCE_METHODS": lambda: _names(lambda f: f.evidence, Receiver.MODULE),
+    # torch.distributions: constructing one from parameters builds graph; `sample()` does not.
+    "DISTRIBUTION_PREFIX": lambda: distributions.PREFIX,
+    # Base classes whose training loop calls backward on what `training_step` returns.
+    "LIGHTNING_MODULES": _lightning,
+    # Trainers that call backward on what an overridden method returns: (base class, method).
+    "FRAMEWORK_BACKWARD": lambda: frozenset(
+        (f.name, method) for f in api.all_facts()
+        if f.base is not None and f.name not in _lightning() for method in f.base.backward_on),
+    # Wrappers that hand a module through unchanged as far as graphs go.
+    "MODULE_WRAPPERS": lambda: _names(lambda f: f.returns is Returns.ARGUMENT and (
+        f.name.startswith("torch.nn.") and f.name.rsplit(".", 1)[-1][:1].isupper() or f.name == "torch.compile")),
+    "DATA_FUNCTIONS": lambda: _names(lambda f: f.returns is Returns.DATA),
+    # Methods every torch.nn.Module (or LightningModule) has: never a parameter of the same name.
+    "MODULE_METHODS": lambda: _names(lambda f: True, Receiver.MODULE) | _names(lambda f: True, Receiver.LIGHTNING),
+    # Containers of modules: iterating or indexing them gives the modules back.
+    "MODULE_CONTAINERS": lambda: _names(lambda f: f.container),
+    # Tensor methods that make a fresh tensor (no graph) shaped or typed like the receiver.
+    "FRESH_METHODS": lambda: _names(lambda f: f.returns is Returns.FRESH and f.source != "torch", Receiver.TENSOR),
+    # Operations whose backward needs no saved tensor: backward-ing through them a second time works,
+    # so graph nodes made by them alone never cause the error.
+    "NON_SAVING_METHODS": lambda: _names(lambda f: f.saves is False, Receiver.TENSOR),
+    "NON_SAVING_FUNCTIONS": lambda: _names(lambda f: f.saves is False and f.name.startswith("torch.")),
+    # nn.Module methods that return the module itself (`model = Net().to(device)`).
+    "MODULE_RETURNS_SELF": lambda: _names(lambda f: f.returns is Returns.RECEIVER, Receiver.MODULE),
+    # Base classes of custom autograd functions (their forward and backward build no graph).
+    "AUTOGRAD_FUNCTIONS": lambda: _names(lambda f: f.base is not None and bool(f.base.graph_free)),
+}
 
-# Wrappers that hand a module through unchanged as far as graphs go.
-MODULE_WRAPPERS = frozenset(
-    {"torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel", "torch.compile",
-     "torch.nn.parallel.DataParallel"}
-)
+# The compatibility names, all derived.
+NAMES: tuple[str, ...] = tuple(sorted(_DERIVED))
 
-DATA_FUNCTIONS = frozenset(
-    {"range", "torch.utils.data.DataLoader", "torch.utils.data.TensorDataset", "iter", "open",
-     "torch.utils.data.random_split"}
-)
 
-# Methods every torch.nn.Module has: never a parameter of the same name.
-MODULE_METHODS = MODULE_EVIDENCE_METHODS | frozenset(
-    {"to", "cuda", "cpu", "float", "double", "forward", "register_buffer", "register_parameter",
-     "add_module", "get_parameter", "named_children", "extra_repr", "type", "share_memory",
-     "register_forward_pre_hook", "register_backward_hook", "log", "log_dict", "save_hyperparameters",
-     "manual_backward", "optimizers", "lr_schedulers", "print", "configure_optimizers"}
-)
+def __getattr__(name: str) -> Any:
+    derive = _DERIVED.get(name)
+    if derive is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = derive()
+    globals()[name] = value
+    return value
 
-# Containers of modules: iterating or indexing them gives the modules back.
-MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential"})
 
-# Tensor methods that make a fresh tensor (no graph) shaped or typed like the receiver.
-FRESH_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "zero_like"})
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_DERIVED))
 
-# Operations whose backward needs no saved tensor: backward-ing through them a second time works,
-# so graph nodes made by them alone never cause the error.
-NON_SAVING_METHODS = frozenset(
-    {"view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze", "unsqueeze",
-     "permute", "transpose", "t", "contiguous", "expand", "expand_as", "repeat", "chunk", "split",
-     "narrow", "to", "float", "double", "half", "bfloat16", "cuda", "cpu", "type", "type_as",
-     "clone", "sum", "mean", "add", "sub", "neg", "movedim", "unbind", "__getitem__"}
-)
-NON_SAVING_FUNCTIONS = frozenset(
-    f"torch.{name}" for name in ("cat", "stack", "sum", "mean", "flatten", "reshape", "squeeze",
-                                 "unsqueeze", "transpose", "permute", "add", "sub", "neg", "chunk",
-                                 "split", "hstack", "vstack", "concat", "concatenate", "unbind")
-)
-
-# nn.Module methods that return the module itself (`model = Net().to(device)`).
-MODULE_RETURNS_SELF = frozenset(
-    {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "requires_grad_",
-     "share_memory", "apply", "type", "to_empty", "xpu", "mps"}
-)
-
-# Base classes of custom autograd functions (their forward and backward build no graph).
-AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 
 # Top-level packages whose behaviour is known from facts, never by reading their source: an import
 # from one of them is not followed into a project module of the same name.

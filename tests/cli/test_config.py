@@ -224,3 +224,65 @@ def test_patterns_apply_when_the_project_is_reached_through_a_symlink(project: P
     result = project.lint("link", cwd=project.root.parent)
     assert result.exit_code == 1, result.output
     assert [line.split(":")[0] for line in result.stdout.splitlines() if "GG001" in line] == ["link/train.py"]
+
+
+# -- [tool.gradguard.api]: a project's own helpers ------------------------------------------------------
+
+
+def test_api_table_declares_the_projects_helpers_as_typed_facts(tmp_path: Path) -> None:
+    from gradguard.analysis.api import Backward, Fact, Returns, Role, lookup
+
+    settings = _settings(
+        tmp_path,
+        "[tool.gradguard.api]\n"
+        "detaches = ['utils.repackage_hidden']\n"
+        "calls-backward = ['engine.Engine.step']\n"
+        "fresh = ['noise.make_noise']\n"
+        "keeps-state = ['metrics.Meter.update']\n",
+    )
+    assert settings.api == (
+        Fact("utils.repackage_hidden", returns=Returns.CUT, cuts=Role.RESULT, source="config"),
+        Fact("engine.Engine.step", backward=Backward.BACKWARD, root=Role.ARGUMENT, returns=Returns.NONE,
+             source="config"),
+        Fact("noise.make_noise", returns=Returns.FRESH, source="config"),
+        Fact("metrics.Meter.update", stores=Role.ARGUMENTS, source="config"),
+    )
+    assert lookup("utils.repackage_hidden", project=settings.api) is settings.api[0]
+    assert Settings(root=tmp_path).api == ()
+
+
+def test_api_table_at_the_top_level_of_gradguard_toml(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, "[api]\ndetaches = ['utils.repackage_hidden']\n", name="gradguard.toml")
+    assert [fact.name for fact in settings.api] == ["utils.repackage_hidden"]
+
+
+@pytest.mark.parametrize(
+    ("body", "key", "expected"),
+    [
+        ("[tool.gradguard]\napi = ['x']\n", "[tool.gradguard.api]", "expected a table"),
+        ("[tool.gradguard.api]\ndetach = ['a.b']\n", "unknown key 'detach'", "did you mean 'detaches'"),
+        ("[tool.gradguard.api]\nfresh = 'a.b'\n", "[tool.gradguard.api] fresh", "expected a list of strings"),
+        ("[tool.gradguard.api]\nkeeps-state = [1]\n", "keeps-state", "expected a list of strings"),
+        ("[tool.gradguard.api]\ndetaches = ['utils/repackage']\n", "detaches", "is not a qualified name"),
+        (
+            "[tool.gradguard.api]\ndetaches = ['a.b']\nfresh = ['a.b']\n",
+            "fresh",
+            "'a.b' is also listed under detaches",
+        ),
+    ],
+)
+def test_a_bad_api_entry_is_named_with_what_was_expected(tmp_path: Path, body: str, key: str, expected: str) -> None:
+    path = tmp_path / "pyproject.toml"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        read_config(path, KNOWN)
+    message = str(info.value)
+    assert str(path) in message
+    assert key in message
+    assert expected in message
+
+
+def test_a_bad_api_entry_exits_2(project: Project) -> None:
+    project.write("pyproject.toml", "[tool.gradguard.api]\ncalls_backward = ['engine.step']\n")
+    project.write("train.py", GG001_SOURCE)
+    _assert_config_error(project, (), "pyproject.toml", "unknown key 'calls_backward'", "did you mean 'calls-backward'")

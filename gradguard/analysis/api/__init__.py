@@ -1,0 +1,88 @@
+"""Everything gradguard knows about library APIs, as typed facts, with one lookup.
+
+One module per library (as astroid's `brain/`): each holds a `FACTS` tuple of `Fact`s written by
+hand. The torch ops are also described by a table generated from torch itself (`torch_ops.json`, see
+tools/generate_torch_facts.py); a hand fact for the same name refines the generated one field by field.
+Facts a project declares in `[tool.gradguard.api]` come first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import fields, replace
+from functools import cache
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+from gradguard.analysis.api.facts import (
+    Backward,
+    BaseClass,
+    Cache,
+    Callback,
+    Fact,
+    GradMode,
+    Receiver,
+    Returns,
+    Role,
+)
+from gradguard.analysis.api.torch_ops import generated_facts
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+__all__ = [
+    "Backward", "BaseClass", "Cache", "Callback", "Fact", "GradMode", "Receiver", "Returns", "Role",
+    "all_facts", "hand_facts", "libraries", "lookup",
+]
+
+# The library modules of this package, each holding a FACTS tuple; imported on first use.
+LIBRARIES = ("torch_functions", "torch_tensor", "nn", "optim", "distributions", "data", "parametrize", "hooks",
+             "checkpoint", "amp", "func", "autograd_function", "std_functools", "std_builtins", "lightning",
+             "accelerate", "deepspeed", "transformers", "mmengine")
+
+
+@cache
+def libraries() -> tuple[ModuleType, ...]:
+    """The library modules, in LIBRARIES order."""
+    return tuple(import_module(f"{__name__}.{name}") for name in LIBRARIES)
+
+
+Key = tuple[str, Receiver | None]
+
+
+def refine(base: Fact, over: Fact) -> Fact:
+    """`base` with every field that `over` sets (differs from the default) taken from `over`."""
+    defaults = Fact(over.name, over.receiver)
+    changes = {f.name: getattr(over, f.name) for f in fields(Fact)
+               if getattr(over, f.name) != getattr(defaults, f.name)}
+    return replace(base, **changes)
+
+
+@cache
+def hand_facts() -> tuple[Fact, ...]:
+    """The hand-written facts of every library module, in library order."""
+    return tuple(fact for library in libraries() for fact in library.FACTS)
+
+
+@cache
+def _index() -> dict[Key, Fact]:
+    index: dict[Key, Fact] = {fact.key: fact for fact in generated_facts()}
+    for fact in hand_facts():
+        known = index.get(fact.key)
+        index[fact.key] = fact if known is None else replace(refine(known, fact), source="hand+torch")
+    return index
+
+
+@cache
+def all_facts() -> tuple[Fact, ...]:
+    """Every fact, generated and hand-written merged, sorted by name and receiver."""
+    return tuple(sorted(_index().values(), key=lambda f: (f.name, f.receiver.value if f.receiver else "")))
+
+
+def lookup(name: str, receiver: Receiver | None = None, project: Iterable[Fact] = ()) -> Fact | None:
+    """The fact for a callable by qualified name (`receiver` None), or for the method `name` called
+    on a receiver of that kind. `project` (the facts of `[tool.gradguard.api]`) is searched first."""
+    for fact in project:
+        if fact.name == name and fact.receiver is receiver:
+            return fact
+    return _index().get((name, receiver))

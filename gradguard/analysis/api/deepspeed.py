@@ -1,0 +1,13 @@
+"""DeepSpeed: the engine's backward(loss) runs the backward pass; step() updates the weights."""
+
+from __future__ import annotations
+
+from gradguard.analysis.api.facts import Backward, Fact, Receiver, Returns, Role
+
+E = Receiver.ENGINE
+
+FACTS: tuple[Fact, ...] = (
+    Fact("deepspeed.initialize", returns=Returns.UNKNOWN),
+    Fact("backward", E, backward=Backward.BACKWARD, root=Role.ARGUMENT, returns=Returns.NONE),
+    Fact("step", E, returns=Returns.NONE),
+)

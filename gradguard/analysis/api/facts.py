@@ -1,0 +1,144 @@
+"""The shape of one API fact: typed data that says what a call does to autograd graphs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class Receiver(Enum):
+    """What a method is called on (None on a fact means a callable named by its qualified name)."""
+
+    TENSOR = "tensor"
+    MODULE = "module"
+    OPTIMIZER = "optimizer"
+    DISTRIBUTION = "distribution"
+    SCALER = "scaler"
+    ACCELERATOR = "accelerator"
+    ENGINE = "engine"
+    LIGHTNING = "lightning"
+    CONTAINER = "container"
+
+
+class Returns(Enum):
+    """What a call hands back, as far as graphs go."""
+
+    FRESH = "fresh"  # a new tensor with no graph: a leaf that requires grad when `requires_grad=True`
+    LEAF = "leaf"  # a leaf that requires grad (a Parameter)
+    DERIVED = "derived"  # a tensor whose graph joins the graphs of the inputs
+    VIEW = "view"  # derived, and sharing the input's storage
+    CUT = "cut"  # nothing of the inputs' graph: a detached tensor, an integer or bool tensor
+    VALUE = "value"  # a Python value (int, float, bool, list, size)
+    RECEIVER = "receiver"  # the receiver itself (in-place ops, `module.to`)
+    ARGUMENT = "argument"  # the first argument, unchanged (wrappers, `accelerator.prepare`)
+    ARGUMENTS = "arguments"  # the arguments handed back, one result each (`prepare(a, b)`)
+    MODULE = "module"
+    OPTIMIZER = "optimizer"
+    DISTRIBUTION = "distribution"
+    DATA = "data"  # batches, datasets, loaders, iterators over them
+    CONTEXT = "context"  # a context manager (see `grad_mode`)
+    FUNCTION = "function"  # a callable (a transform such as `torch.func.grad`, `functools.partial`)
+    NONE = "none"
+    UNKNOWN = "unknown"
+
+
+class Role(Enum):
+    """Which part of a call a fact speaks of."""
+
+    RECEIVER = "receiver"
+    ARGUMENT = "argument"  # the first positional argument
+    ARGUMENTS = "arguments"  # every argument
+    RESULT = "result"
+
+
+class GradMode(Enum):
+    """How a context manager or decorator changes graph building in its block."""
+
+    OFF = "off"
+    ON = "on"
+    SET = "set"  # on or off after its first argument
+    INFERENCE = "inference"
+
+
+class Backward(Enum):
+    """Whether a call runs a backward pass."""
+
+    BACKWARD = "backward"  # frees the graph behind its root unless `retain_graph=True`
+    GRAD = "grad"  # `torch.autograd.grad`: the same, returning gradients
+
+
+class Cache(Enum):
+    """What a call or class memoises across calls."""
+
+    RESULT = "result"  # results by argument (`functools.lru_cache`)
+    ATTRIBUTES = "attributes"  # named attributes computed once (`lazy_property`)
+    BLOCK = "block"  # parametrized weights, for the length of a `with` block
+    FORWARD = "forward"  # an attribute recomputed only by the module's forward (legacy weight_norm)
+
+
+@dataclass(frozen=True)
+class Callback:
+    """A call that calls one of its arguments back: which, how often, and with what."""
+
+    argument: int | str  # position, or keyword name
+    times: int = 1  # how many times one call calls it (LBFGS evaluates its closure repeatedly)
+    when: str = "now"  # "now", "forward" (hooks), "backward" (recomputation by checkpoint)
+    passes: tuple[str, ...] = ()  # what it is called with, in order (`module`, `input`, `output`)
+
+
+@dataclass(frozen=True)
+class BaseClass:
+    """A framework base class whose machinery calls methods that user subclasses override."""
+
+    backward_on: tuple[str, ...] = ()  # methods whose returned loss the framework backward()s
+    manual_flag: str | None = None  # attribute that, set False, hands backward to the user
+    graph_free: tuple[str, ...] = ()  # methods that run without building a graph (autograd.Function)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """What gradguard knows about one callable, class or method.
+
+    `name` is a qualified name (`torch.zeros`, `torch.nn.LSTM`), or a method name when `receiver`
+    says what the method is called on. Fields left at their defaults say nothing.
+    """
+
+    name: str
+    receiver: Receiver | None = None
+    returns: Returns = Returns.UNKNOWN
+    saves: bool | None = None  # its backward node keeps saved tensors: a second backward raises
+    inplace: bool = False
+    keeps_history: bool | None = None  # in-place: the receiver's old graph stays behind the new node
+    cuts: Role | None = None  # whose graph the call drops (`detach_` cuts its receiver)
+    caches: Cache | None = None
+    cached: tuple[str, ...] = ()  # with Cache.ATTRIBUTES: the attribute names
+    stores: Role | None = None  # whose values the call keeps in the receiver or result
+    calls: Callback | None = None
+    backward: Backward | None = None
+    root: Role | None = None  # with `backward`: what the pass starts from
+    grad_mode: GradMode | None = None
+    requires_grad_kwarg: bool = False  # `requires_grad=True` makes the result a leaf that requires grad
+    sets_requires_grad: bool = False  # `requires_grad_(flag)`: freezes (False) or unfreezes
+    base: BaseClass | None = None
+    state: str | None = None  # with Returns.MODULE: the recurrent state returned ("tuple", "tensor")
+    parameterless: bool = False  # with Returns.MODULE: calling it only combines its inputs
+    container: bool = False  # with Returns.MODULE: holds modules (`ModuleList`)
+    evidence: bool = False  # a method only a module has: the receiver is a module
+    source: str = "hand"  # "hand", "torch" (generated from the installed torch) or "config"
+
+    @property
+    def key(self) -> tuple[str, Receiver | None]:
+        """How the lookup finds this fact."""
+        return (self.name, self.receiver)
+
+
+def facts(names: Iterable[str], receiver: Receiver | None = None, **fields: Any) -> tuple[Fact, ...]:
+    """The same fact for each of several names."""
+    return tuple(Fact(name, receiver, **fields) for name in names)
+
+
+def prefixed(prefix: str, names: Iterable[str], **fields: Any) -> tuple[Fact, ...]:
+    """The same fact for `prefix + name` for each name: `prefixed("torch.", ["zeros"], ...)`."""
+    return tuple(Fact(prefix + name, None, **fields) for name in names)

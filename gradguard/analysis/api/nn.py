@@ -1,0 +1,38 @@
+"""torch.nn modules: which carry parameters, what recurrent modules return, containers, wrappers,
+and the methods every module has."""
+
+from __future__ import annotations
+
+from gradguard.analysis.api.facts import Fact, Receiver, Returns, facts, prefixed
+
+M = Receiver.MODULE
+
+FACTS: tuple[Fact, ...] = (
+    *prefixed("torch.nn.", (
+        "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+        "SmoothL1Loss", "HuberLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss", "CTCLoss",
+        "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss", "SoftMarginLoss",
+        "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax", "LogSoftmax", "Dropout", "Identity", "Flatten",
+        "LeakyReLU", "ELU", "SiLU", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "MaxPool1d", "Upsample",
+        "Softplus"), returns=Returns.MODULE, parameterless=True),
+    Fact("torch.nn.LSTM", returns=Returns.MODULE, state="tuple"),
+    *prefixed("torch.nn.", ("GRU", "RNN"), returns=Returns.MODULE, state="tensor"),
+    # Cells return the new state itself: `(h, c)` for an LSTM cell, `h` for the others.
+    Fact("torch.nn.LSTMCell", returns=Returns.MODULE, state="cell-tuple"),
+    *prefixed("torch.nn.", ("GRUCell", "RNNCell"), returns=Returns.MODULE, state="cell-tensor"),
+    *prefixed("torch.nn.", ("ModuleList", "ModuleDict", "Sequential"), returns=Returns.MODULE, container=True),
+    *facts(("torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+            "torch.nn.parallel.DataParallel"), returns=Returns.ARGUMENT),
+    # Methods that return the module itself (`model = Net().to(device)`).
+    *facts(("to", "cuda", "cpu", "float", "double", "bfloat16", "share_memory", "type", "to_empty", "xpu"), M,
+           returns=Returns.RECEIVER),
+    Fact("requires_grad_", M, returns=Returns.RECEIVER, sets_requires_grad=True, evidence=True),
+    # Methods that show the receiver is a module.
+    *facts(("parameters", "named_parameters", "buffers"), M, returns=Returns.DATA, evidence=True),
+    *facts(("train", "eval", "half", "apply"), M, returns=Returns.RECEIVER, evidence=True),
+    *facts(("zero_grad", "load_state_dict"), M, returns=Returns.NONE, evidence=True),
+    *facts(("state_dict", "modules", "children", "named_modules"), M, returns=Returns.DATA, evidence=True),
+    *facts(("forward", "register_parameter", "add_module", "get_parameter", "named_children", "extra_repr",
+            "named_buffers"), M, returns=Returns.UNKNOWN),
+    Fact("register_buffer", M, returns=Returns.NONE),
+)

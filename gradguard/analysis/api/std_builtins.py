@@ -1,0 +1,17 @@
+"""Python builtins and a few standard-library calls, by the bare names the analysis qualifies them with."""
+
+from __future__ import annotations
+
+from gradguard.analysis.api.facts import Fact, Returns, facts
+
+FACTS: tuple[Fact, ...] = (
+    # The builtin sum adds: an AddBackward node saves no tensor.
+    Fact("sum", returns=Returns.DERIVED, saves=False),
+    # max/min compare and hand back one of their arguments: no new node.
+    *facts(("max", "min"), returns=Returns.DERIVED, saves=False),
+    *facts(("float", "int", "bool", "str", "repr", "len", "isinstance", "issubclass", "hasattr", "id", "hash",
+            "type", "format", "round", "math.isnan", "math.isfinite", "math.isinf", "numpy.array",
+            "numpy.asarray", "numpy.mean"), returns=Returns.VALUE),
+    *facts(("print", "logging.info", "logging.debug", "logging.warning"), returns=Returns.NONE),
+    *facts(("range", "iter", "open"), returns=Returns.DATA),
+)

@@ -1,0 +1,49 @@
+"""torch.* functions: backward and grad, factories, grad-mode switches, parameters, cuts.
+
+Most torch ops need no hand fact: the generated table (torch_ops.json) says what they return and save.
+"""
+
+from __future__ import annotations
+
+from gradguard.analysis.api.facts import (
+    Backward,
+    Fact,
+    GradMode,
+    Returns,
+    Role,
+    facts,
+    prefixed,
+)
+
+FACTS: tuple[Fact, ...] = (
+    Fact("torch.autograd.backward", backward=Backward.BACKWARD, root=Role.ARGUMENT, returns=Returns.NONE),
+    Fact("torch.autograd.grad", backward=Backward.GRAD, root=Role.ARGUMENT, returns=Returns.DERIVED),
+    # Factories: a fresh tensor, a leaf that requires grad when asked with `requires_grad=True`.
+    *prefixed("torch.", ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
+                         "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like",
+                         "rand_like", "randn_like", "randint_like", "tensor", "tril_indices", "triu_indices",
+                         "empty_strided", "scalar_tensor", "sparse_coo_tensor"),
+              returns=Returns.FRESH, requires_grad_kwarg=True),
+    *prefixed("torch.", ("as_tensor", "from_numpy", "frombuffer"), returns=Returns.FRESH),
+    *facts(("torch.nn.Parameter", "torch.nn.parameter.Parameter"), returns=Returns.LEAF),
+    # Grad-mode switches, as context managers, decorators or plain calls.
+    *facts(("torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"),
+           returns=Returns.CONTEXT, grad_mode=GradMode.OFF),
+    *facts(("torch.inference_mode", "torch.autograd.grad_mode.inference_mode"),
+           returns=Returns.CONTEXT, grad_mode=GradMode.INFERENCE),
+    *facts(("torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"),
+           returns=Returns.CONTEXT, grad_mode=GradMode.ON),
+    *facts(("torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+            "torch.autograd.grad_mode.set_grad_enabled"), returns=Returns.CONTEXT, grad_mode=GradMode.SET),
+    # Results that carry no graph whatever the arguments.
+    *prefixed("torch.", ("is_tensor", "numel", "equal", "allclose", "manual_seed", "is_grad_enabled",
+                         "is_floating_point", "is_complex"), returns=Returns.VALUE),
+    *prefixed("torch.", ("argmax", "argmin", "argsort", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
+                         "isfinite", "nonzero", "multinomial", "bucketize", "searchsorted"), returns=Returns.CUT),
+    Fact("torch.save", returns=Returns.NONE),
+    Fact("torch.compile", returns=Returns.ARGUMENT),
+    # Ops whose backward needs no saved tensor (the generated table agrees; these are the common ones).
+    *prefixed("torch.", ("cat", "stack", "sum", "mean", "flatten", "reshape", "squeeze", "unsqueeze",
+                         "transpose", "permute", "add", "sub", "neg", "chunk", "split", "hstack", "vstack",
+                         "concat", "concatenate", "unbind"), returns=Returns.DERIVED, saves=False),
+)

@@ -1,0 +1,78 @@
+"""The generated table of torch ops (torch_ops.json), read lazily and without importing torch."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from gradguard.analysis.api.facts import Fact, Receiver, Returns, Role
+
+TENSOR_PREFIX = "torch.Tensor."
+# Labels of argument lists whose first argument carried a graph (see tools/generate_torch_facts.py).
+_GRAPH_ARGUMENTS = frozenset({"V", "M", "P", "S", "U", "C", "X3", "X4", "X5", "L[V,V]"})
+
+
+@cache
+def table() -> dict[str, Any]:
+    """The whole JSON document: `torch` (the version it was generated with), `ops`, `skipped`."""
+    from importlib import resources
+
+    text = resources.files(__package__).joinpath("torch_ops.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def to_fact(qualified: str, entry: dict[str, Any]) -> Fact:
+    """The typed fact for one generated entry (`torch.Tensor.x` becomes method `x` on a tensor)."""
+    receiver = Receiver.TENSOR if qualified.startswith(TENSOR_PREFIX) else None
+    name = qualified.removeprefix(TENSOR_PREFIX) if receiver else qualified
+    from_graph = entry["args"].split(";")[0] in _GRAPH_ARGUMENTS
+    inplace = bool(entry.get("inplace"))
+    if entry["out"] == "none":
+        returns = Returns.NONE
+    elif entry["out"] == "value":
+        returns = Returns.VALUE
+    elif inplace and entry.get("returns-input"):
+        returns = Returns.RECEIVER
+    elif not entry["graph"]:
+        returns = Returns.CUT if from_graph else Returns.FRESH
+    else:
+        returns = Returns.VIEW if entry.get("view") else Returns.DERIVED
+    keeps = entry.get("keeps") if inplace else None
+    return Fact(
+        name,
+        receiver,
+        returns=returns,
+        saves=entry.get("saves"),
+        inplace=inplace,
+        keeps_history=keeps,
+        cuts=Role.RECEIVER if inplace and keeps is False else None,
+        source="torch",
+    )
+
+
+def module_fact(qualified: str, entry: dict[str, Any]) -> Fact:
+    """The typed fact for one generated torch.nn module class."""
+    return Fact(
+        qualified,
+        returns=Returns.MODULE,
+        saves=entry.get("saves"),
+        parameterless=entry["params"] == 0 and not entry["holds-modules"],
+        source="torch",
+    )
+
+
+@cache
+def generated_facts() -> tuple[Fact, ...]:
+    """Every generated entry (ops, then modules) as a typed fact."""
+    ops = tuple(to_fact(name, entry) for name, entry in table()["ops"].items())
+    return ops + tuple(module_fact(name, entry) for name, entry in table()["modules"].items())
+
+
+def integer_result(qualified: str) -> bool:
+    """True when the op, given a tensor that carries a graph, returns only integer or bool tensors:
+    such results can never carry a graph, whatever the other arguments."""
+    entry = table()["ops"].get(qualified)
+    if entry is None or entry["args"].split(";")[0] not in _GRAPH_ARGUMENTS:
+        return False
+    return entry.get("dtype") is not None and "float" not in entry["dtype"]

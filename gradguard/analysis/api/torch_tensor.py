@@ -1,0 +1,47 @@
+"""Methods of torch.Tensor that the generated table cannot tell, or that matter most."""
+
+from __future__ import annotations
+
+from gradguard.analysis.api.facts import (
+    Backward,
+    Callback,
+    Fact,
+    Receiver,
+    Returns,
+    Role,
+    facts,
+)
+
+T = Receiver.TENSOR
+
+FACTS: tuple[Fact, ...] = (
+    Fact("backward", T, backward=Backward.BACKWARD, root=Role.RECEIVER, returns=Returns.NONE),
+    Fact("detach", T, returns=Returns.CUT, cuts=Role.RESULT),
+    # numpy() raises on a tensor that requires grad; either way its result has no graph.
+    *facts(("item", "tolist", "numpy", "__float__", "__int__", "__bool__", "size", "dim", "numel",
+            "nelement", "data_ptr", "stride", "element_size", "is_contiguous", "get_device"), T,
+           returns=Returns.VALUE),
+    *facts(("argmax", "argmin", "argsort", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite",
+            "nonzero", "any", "all", "long", "int", "bool", "byte", "short", "char"), T, returns=Returns.CUT),
+    Fact("detach_", T, returns=Returns.RECEIVER, inplace=True, keeps_history=False, cuts=Role.RECEIVER),
+    Fact("requires_grad_", T, returns=Returns.RECEIVER, sets_requires_grad=True),
+    *facts(("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"), T, returns=Returns.FRESH,
+           requires_grad_kwarg=True),
+    # In-place ops keep the receiver's history: the new node sits on top of the old graph. That
+    # includes resets: `h.zero_()` or `h.fill_(0)` on a non-leaf still carries the old graph.
+    *facts(("add_", "sub_", "mul_", "div_", "clamp_", "copy_", "addcmul_", "addcdiv_", "pow_", "exp_", "log_",
+            "sigmoid_", "tanh_", "relu_", "masked_fill_", "index_add_", "scatter_", "scatter_add_", "normal_",
+            "uniform_", "lerp_", "sqrt_", "neg_", "abs_", "t_", "transpose_", "unsqueeze_", "squeeze_",
+            "clamp_min_", "clamp_max_", "zero_", "fill_"), T,
+           returns=Returns.RECEIVER, inplace=True, keeps_history=True),
+    *facts(("register_hook", "register_post_accumulate_grad_hook"), T, returns=Returns.VALUE,
+           calls=Callback(0, when="backward", passes=("grad",))),
+    Fact("retain_grad", T, returns=Returns.NONE),
+    # Methods whose backward needs no saved tensor (generated facts agree; these are the common ones).
+    *facts(("view", "view_as", "reshape", "reshape_as", "unflatten", "squeeze", "unsqueeze",
+            "permute", "transpose", "t", "expand", "expand_as", "chunk", "split", "narrow", "movedim", "unbind",
+            "__getitem__"), T, returns=Returns.VIEW, saves=False),
+    # flatten, contiguous: a view when the layout allows, else a copy.
+    *facts(("flatten", "contiguous", "repeat", "to", "float", "double", "half", "bfloat16", "cuda", "cpu", "type", "type_as",
+            "clone", "sum", "mean", "add", "sub", "neg"), T, returns=Returns.DERIVED, saves=False),
+)

@@ -1,0 +1,527 @@
+"""The API facts against torch itself: the generated table is current, every name exists, and each
+kind of fact (saves tensors, view, cut, in-place history, factories, grad mode, caches, callbacks)
+is what torch really does. The lint path reads the facts without importing torch."""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import importlib.util
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from gradguard.analysis import api, knowledge
+from gradguard.analysis.api import torch_ops
+from gradguard.analysis.api.facts import Fact, Receiver, Returns
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.torch, pytest.mark.filterwarnings("ignore::FutureWarning"),
+              pytest.mark.filterwarnings("ignore::UserWarning"), pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("generate_torch_facts", ROOT / "tools" / "generate_torch_facts.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+GEN = _generator()
+OPS: dict[str, dict[str, Any]] = torch_ops.table()["ops"]
+
+
+def resolve(dotted: str) -> Any:
+    """The object a qualified name names: the longest importable module prefix, then attributes."""
+    if "." not in dotted:
+        return getattr(builtins, dotted)
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(dotted)
+
+
+def call(qualified: str, label: str) -> tuple[Any, list[Any]]:
+    """Run a generated op on fresh arguments built from its signature label."""
+    torch.manual_seed(0)
+    args, tracked = GEN.arguments(label)
+    if qualified.startswith(torch_ops.TENSOR_PREFIX):
+        return getattr(args[0], qualified.removeprefix(torch_ops.TENSOR_PREFIX))(*args[1:]), tracked
+    return resolve(qualified)(*args), tracked
+
+
+def tensors(value: Any) -> list[Any]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for item in value for t in tensors(item)]
+    return []
+
+
+def second_backward_raises(outputs: list[Any]) -> bool:
+    total = sum(t.real.sum() if t.is_complex() else t.sum() for t in outputs if t.grad_fn is not None)
+    total.backward()
+    try:
+        total.backward()
+    except RuntimeError as exc:
+        assert "second time" in str(exc) or "freed" in str(exc), exc
+        return True
+    return False
+
+
+def reaches(node: Any, target: Any) -> bool:
+    todo, seen = [node], set()
+    while todo:
+        current = todo.pop()
+        if current is None or id(current) in seen:
+            continue
+        if current is target:
+            return True
+        seen.add(id(current))
+        todo.extend(n for n, _ in current.next_functions)
+    return False
+
+
+def generated(pick: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    return ((name, entry) for name, entry in OPS.items() if pick(entry))
+
+
+# -- the table is torch's own answer, and current ------------------------------------------------------
+
+MODULES: dict[str, dict[str, Any]] = torch_ops.table()["modules"]
+SAMPLE = sorted(OPS)[::4]
+MODULE_SAMPLE = sorted(MODULES)[::8]
+
+
+def test_regenerating_a_fixed_sample_gives_the_shipped_entries() -> None:
+    table = json.loads((ROOT / "gradguard" / "analysis" / "api" / "torch_ops.json").read_text(encoding="utf-8"))
+    assert table["torch"] == torch.__version__.split("+")[0]
+    fresh = GEN.generate(only=SAMPLE + MODULE_SAMPLE)
+    assert len(SAMPLE) >= 300
+    assert fresh["ops"] == {name: table["ops"][name] for name in SAMPLE}
+    assert fresh["modules"] == {name: table["modules"][name] for name in MODULE_SAMPLE}
+
+
+def test_the_table_covers_every_op_tried_and_counts_the_rest() -> None:
+    tried = GEN.names()
+    assert len(tried) == len(set(tried))
+    assert set(OPS) | set(MODULES) <= set(tried)
+    assert len(OPS) + len(MODULES) + sum(torch_ops.table()["skipped"].values()) == len(tried)
+    assert len(OPS) > 1200 and len(MODULES) > 150
+
+
+def test_parameterless_modules_have_no_parameters_and_hand_facts_agree() -> None:
+    parameterless = {f.name for f in torch_ops.generated_facts() if f.parameterless}
+    assert len(parameterless) > 100
+    for name in parameterless:
+        init = MODULES[name]["init"]
+        module = resolve(name)(*(int(a) for a in init.split(";") if a))
+        assert not list(module.parameters()), name
+    hand = {f.name for f in api.hand_facts() if f.parameterless}
+    assert hand - parameterless <= {"torch.nn.Identity"}  # Identity(*args) could hold anything; it does not
+    assert not parameterless & {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.DataParallel"}
+
+
+def test_the_shipped_text_is_the_deterministic_dump() -> None:
+    text = (ROOT / "gradguard" / "analysis" / "api" / "torch_ops.json").read_text(encoding="utf-8")
+    assert GEN.dump(json.loads(text)) == text
+
+
+# -- every name exists ------------------------------------------------------------------------------
+
+# The class whose methods the facts of a library module speak of, by receiver.
+RECEIVER_CLASSES = {
+    ("torch_tensor", Receiver.TENSOR): "torch.Tensor",
+    ("nn", Receiver.MODULE): "torch.nn.Module",
+    ("hooks", Receiver.MODULE): "torch.nn.Module",
+    ("optim", Receiver.OPTIMIZER): "torch.optim.Optimizer",
+    ("distributions", Receiver.DISTRIBUTION): "torch.distributions.Distribution",
+    ("amp", Receiver.SCALER): "torch.amp.GradScaler",
+    ("lightning", Receiver.LIGHTNING): "lightning.pytorch.LightningModule",
+    ("lightning", Receiver.ACCELERATOR): "lightning.fabric.Fabric",
+    ("accelerate", Receiver.ACCELERATOR): "accelerate.Accelerator",
+    ("deepspeed", Receiver.ENGINE): "deepspeed.DeepSpeedEngine",
+    ("mmengine", Receiver.OPTIMIZER): "mmengine.optim.OptimWrapper",
+}
+OPTIONAL = ("transformers", "accelerate", "deepspeed", "mmcv", "mmengine")
+
+
+def _installed(dotted: str) -> bool:
+    return dotted.split(".")[0] not in OPTIONAL or importlib.util.find_spec(dotted.split(".")[0]) is not None
+
+
+def test_every_name_in_any_fact_exists() -> None:
+    missing = []
+    for library in api.libraries():
+        short = library.__name__.rsplit(".", 1)[-1]
+        for fact in library.FACTS:
+            if fact.receiver is None:
+                target, attr = fact.name, None
+            else:
+                target, attr = RECEIVER_CLASSES[(short, fact.receiver)], fact.name
+            if not _installed(target):
+                continue
+            try:
+                owner = resolve(target)
+                if attr is not None:
+                    getattr(owner, attr)
+            except (ImportError, AttributeError):
+                missing.append(f"{short}: {fact.name} ({fact.receiver})")
+    for fact in torch_ops.generated_facts():
+        owner = torch.Tensor if fact.receiver is Receiver.TENSOR else None
+        if (owner is not None and not hasattr(owner, fact.name)) or (owner is None and resolve(fact.name) is None):
+            missing.append(fact.name)
+    assert missing == []
+
+
+def test_every_knowledge_name_is_known_to_torch_or_python() -> None:
+    """The compatibility names hold no invented entries (`type_as_bool`, `torch.where_cond`)."""
+    for name in ("CUT_METHODS", "INPLACE_CUT_METHODS", "INPLACE_OPS", "FRESH_METHODS", "NON_SAVING_METHODS"):
+        assert {m for m in getattr(knowledge, name) if not hasattr(torch.Tensor, m)} == set(), name
+    assert {m for m in knowledge.MODULE_RETURNS_SELF if not hasattr(torch.nn.Module, m)} == set()
+    for name in ("CUT_FUNCTIONS", "FACTORIES", "NON_SAVING_FUNCTIONS", "NO_GRAD", "ENABLE_GRAD",
+                 "SET_GRAD_ENABLED", "PARAMETERLESS_MODULES", "MODULE_WRAPPERS", "DATA_FUNCTIONS"):
+        for qualified in getattr(knowledge, name):
+            if _installed(qualified):
+                assert resolve(qualified) is not None, (name, qualified)
+
+
+# -- each generated category against torch itself ----------------------------------------------------
+
+
+@pytest.mark.parametrize("expected", [True, False], ids=["saves", "saves-nothing"])
+def test_saves_tensors_means_a_second_backward_raises(expected: bool) -> None:
+    wrong = []
+    for name, entry in generated(lambda e: e.get("saves") is expected):
+        result, _ = call(name, entry["args"])
+        if second_backward_raises(tensors(result)) is not expected:
+            wrong.append(name)
+    assert wrong == []
+
+
+def test_a_view_shares_its_input_storage() -> None:
+    wrong = []
+    for name, entry in generated(lambda e: e.get("view")):
+        result, tracked = call(name, entry["args"])
+        if not any(o._base is not None and any(o._base is t for t in tracked) for o in tensors(result)):
+            wrong.append(name)
+    assert wrong == []
+    assert "torch.Tensor.view" in OPS and OPS["torch.Tensor.view"].get("view")
+    assert not OPS["torch.Tensor.clone"].get("view")
+
+
+def test_a_cut_result_has_no_grad_fn() -> None:
+    cuts = [f for f in torch_ops.generated_facts() if f.returns is Returns.CUT]
+    assert len(cuts) > 50
+    for fact in cuts:
+        qualified = torch_ops.TENSOR_PREFIX + fact.name if fact.receiver else fact.name
+        result, _ = call(qualified, OPS[qualified]["args"])
+        assert all(t.grad_fn is None and not t.requires_grad for t in tensors(result)), qualified
+
+
+def test_in_place_ops_keep_or_drop_the_receivers_history_as_stated() -> None:
+    checked = 0
+    for name, entry in generated(lambda e: e.get("inplace") and entry_receiver_first(e)):
+        torch.manual_seed(0)
+        args, tracked = GEN.arguments(entry["args"])
+        old = tracked[0].grad_fn
+        method = name.removeprefix(torch_ops.TENSOR_PREFIX)
+        if name.startswith(torch_ops.TENSOR_PREFIX):
+            getattr(args[0], method)(*args[1:])
+        else:
+            resolve(name)(*args)
+        now = tracked[0].grad_fn
+        assert (now is not None and (now is old or reaches(now, old))) is entry["keeps"], name
+        checked += 1
+    assert checked > 150
+    assert OPS["torch.Tensor.zero_"]["keeps"] and OPS["torch.Tensor.fill_"]["keeps"]
+    assert not OPS["torch.Tensor.detach_"]["keeps"]
+
+
+def entry_receiver_first(entry: dict[str, Any]) -> bool:
+    return entry["args"].split(";")[0] in ("V", "M", "P", "S", "U", "C", "X3", "X4", "X5")
+
+
+# -- hand facts against torch -------------------------------------------------------------------------
+
+
+def _hand(pick: Any, receiver: Receiver | None = Receiver.TENSOR) -> list[Fact]:
+    return [f for f in api.hand_facts() if f.receiver is receiver and pick(f)]
+
+
+def test_hand_facts_agree_with_the_generated_ones() -> None:
+    disagree = []
+    for fact in api.hand_facts():
+        qualified = torch_ops.TENSOR_PREFIX + fact.name if fact.receiver is Receiver.TENSOR else fact.name
+        entry = OPS.get(qualified)
+        if entry is None or (fact.receiver not in (None, Receiver.TENSOR)):
+            continue
+        mine = torch_ops.to_fact(qualified, entry)
+        if fact.saves is not None and mine.saves is not None and fact.saves != mine.saves:
+            disagree.append((qualified, "saves"))
+        if fact.inplace and fact.keeps_history is not None and mine.keeps_history is not fact.keeps_history:
+            disagree.append((qualified, "keeps history"))
+        if fact.returns is Returns.CUT and entry["graph"]:
+            disagree.append((qualified, "cut"))
+        if fact.returns is Returns.VIEW and not entry.get("view"):
+            disagree.append((qualified, "view"))
+    assert disagree == []
+
+
+def test_hand_cut_methods_leave_no_graph() -> None:
+    for fact in _hand(lambda f: f.returns in (Returns.CUT, Returns.VALUE)):
+        if fact.name == "numpy":
+            with pytest.raises(RuntimeError, match="requires grad"):
+                torch.ones(2, requires_grad=True).clone().numpy()
+            continue
+        if fact.calls is not None:  # register_hook: its handle
+            result = getattr(torch.ones(2, requires_grad=True), fact.name)(lambda grad: None)
+        else:
+            label = OPS.get(torch_ops.TENSOR_PREFIX + fact.name, {}).get("args", "S" if fact.name.startswith("__") else "V")
+            result, _ = call(torch_ops.TENSOR_PREFIX + fact.name, label)
+        assert all(t.grad_fn is None for t in tensors(result)), fact.name
+        if fact.returns is Returns.VALUE:
+            assert not isinstance(result, torch.Tensor), fact.name
+
+
+FACTORY_ARGS: dict[str, tuple[Any, ...]] = {
+    "full": ((2,), 1.0), "full_like": (torch.ones(2), 1.0), "randint": (3, (2,)), "randperm": (3,), "arange": (3.0,), "linspace": (0.0, 1.0, 3),
+    "logspace": (0.0, 1.0, 3), "eye": (2,), "tensor": ([1.0, 2.0],), "tril_indices": (3, 3),
+    "triu_indices": (3, 3), "empty_strided": ((2,), (1,)), "scalar_tensor": (1.0,),
+    "sparse_coo_tensor": ([[0]], [1.0], (2,)),
+}
+
+
+def test_factories_make_leaves_that_require_grad_when_asked() -> None:
+    base = torch.ones(2)
+    for fact in _hand(lambda f: f.returns is Returns.FRESH, receiver=None):
+        short = fact.name.removeprefix("torch.")
+        args = FACTORY_ARGS.get(short, (base,) if short.endswith("_like") else ((2,),))
+        if fact.requires_grad_kwarg:
+            if short in ("randint", "randperm", "tril_indices", "triu_indices", "randint_like"):
+                continue  # integer results cannot require grad; the keyword exists but says no
+            made = resolve(fact.name)(*args, requires_grad=True)
+            assert made.is_leaf and made.requires_grad and made.grad_fn is None, fact.name
+        plain = {"as_tensor": ([1.0],), "from_numpy": (base.numpy(),)}
+        if short == "frombuffer":
+            made = torch.frombuffer(bytearray(8), dtype=torch.float32)
+        else:
+            made = resolve(fact.name)(*plain.get(short, args))
+        assert made.grad_fn is None and not made.requires_grad, fact.name
+    receiver = torch.ones(2, requires_grad=True).clone()
+    for fact in _hand(lambda f: f.returns is Returns.FRESH):
+        made = getattr(receiver, fact.name)(*(((2,), 1.0) if fact.name == "new_full" else ([1.0],) if fact.name ==
+                                              "new_tensor" else (2,)), requires_grad=True)
+        assert made.is_leaf and made.requires_grad, fact.name
+
+
+def test_torch_tensor_with_requires_grad_is_a_leaf_that_requires_grad() -> None:
+    fact = api.lookup("torch.tensor")
+    assert fact is not None and fact.returns is Returns.FRESH and fact.requires_grad_kwarg
+    assert "torch.tensor" in knowledge.FACTORIES and "torch.tensor" not in knowledge.CUT_FUNCTIONS
+    made = torch.tensor([1.0, 2.0], requires_grad=True)
+    assert made.is_leaf and made.requires_grad
+
+
+def test_hand_in_place_ops_keep_history_and_detach_cuts() -> None:
+    for fact in _hand(lambda f: f.inplace):
+        entry = OPS.get(torch_ops.TENSOR_PREFIX + fact.name)
+        assert entry is not None, fact.name
+        assert entry["keeps"] is fact.keeps_history, fact.name
+    assert "zero_" in knowledge.INPLACE_OPS and "zero_" not in knowledge.INPLACE_CUT_METHODS
+    assert "fill_" in knowledge.INPLACE_OPS and "detach_" in knowledge.INPLACE_CUT_METHODS
+
+
+def test_builtin_sum_max_min_save_no_tensors() -> None:
+    for name in ("sum", "max", "min"):
+        fact = api.lookup(name)
+        assert fact is not None and fact.saves is False
+        leaves = [torch.ones(2, requires_grad=True).clone() for _ in range(3)]
+        result = getattr(builtins, name)(leaves) if name == "sum" else getattr(builtins, name)(*[t.sum() for t in leaves])
+        assert not second_backward_raises(tensors(result)), name
+    assert "sum" in knowledge.NON_SAVING_FUNCTIONS or "torch.sum" in knowledge.NON_SAVING_FUNCTIONS
+
+
+def test_grad_mode_facts() -> None:
+    from gradguard.analysis.api.facts import GradMode
+
+    with torch.no_grad():
+        for fact in _hand(lambda f: f.grad_mode is GradMode.ON, receiver=None):
+            with resolve(fact.name)():
+                assert torch.is_grad_enabled(), fact.name
+    for fact in _hand(lambda f: f.grad_mode in (GradMode.OFF, GradMode.INFERENCE), receiver=None):
+        with resolve(fact.name)():
+            assert not torch.is_grad_enabled(), fact.name
+    for fact in _hand(lambda f: f.grad_mode is GradMode.SET, receiver=None):
+        with resolve(fact.name)(False):
+            assert not torch.is_grad_enabled(), fact.name
+
+
+def test_parameters_are_leaves_that_require_grad() -> None:
+    for fact in _hand(lambda f: f.returns is Returns.LEAF, receiver=None):
+        made = resolve(fact.name)(torch.ones(2))
+        assert made.is_leaf and made.requires_grad
+
+
+def test_lbfgs_calls_its_closure_more_than_once_per_step() -> None:
+    weight = torch.ones(2, requires_grad=True)
+    optimizer = torch.optim.LBFGS([weight])
+    calls = []
+
+    def closure() -> Any:
+        calls.append(1)
+        optimizer.zero_grad()
+        loss = ((weight - 3) ** 2).sum()
+        loss.backward()
+        return loss
+
+    optimizer.step(closure)
+    fact = api.lookup("torch.optim.LBFGS.step")
+    assert fact is not None and fact.calls is not None and 1 < len(calls) <= fact.calls.times
+    assert knowledge.MULTI_CLOSURE_OPTIMIZERS == frozenset({"torch.optim.LBFGS"})
+
+
+DISTRIBUTION_ARGS: dict[str, dict[str, Any]] = {
+    "Binomial": {"total_count": 3}, "NegativeBinomial": {"total_count": 3}, "Multinomial": {"total_count": 3},
+    "RelaxedBernoulli": {"temperature": torch.tensor(0.5)},
+    "RelaxedOneHotCategorical": {"temperature": torch.tensor(0.5)},
+}
+
+
+def _distribution(fact: Fact, parameter: Any) -> Any:
+    short = fact.name.rsplit(".", 1)[-1]
+    if "logits" in fact.cached:
+        return resolve(fact.name)(logits=parameter, **DISTRIBUTION_ARGS.get(short, {}))
+    matrix = parameter.unsqueeze(1) * parameter + torch.eye(3) * 3
+    if short == "LowRankMultivariateNormal":
+        return resolve(fact.name)(parameter, parameter.unsqueeze(1), parameter.exp())
+    if short == "Wishart":
+        return resolve(fact.name)(df=torch.tensor(4.0), covariance_matrix=matrix)
+    return resolve(fact.name)(parameter, covariance_matrix=matrix)
+
+
+def test_distributions_cache_what_they_say_on_first_read() -> None:
+    checked = 0
+    for fact in [f for f in api.hand_facts() if f.cached and f.name.startswith("torch.distributions.")]:
+        parameter = torch.ones(3, requires_grad=True).clone()
+        made = _distribution(fact, parameter)
+        for attribute in fact.cached:
+            first = getattr(made, attribute)
+            assert first.grad_fn is not None and getattr(made, attribute) is first, (fact.name, attribute)
+            checked += 1
+    assert checked >= 20
+    assert torch.distributions.Normal(torch.zeros(1), torch.ones(1)).scale is not None
+
+
+def test_legacy_weight_norm_caches_the_weight_until_the_next_forward() -> None:
+    fact = api.lookup("torch.nn.utils.weight_norm")
+    assert fact is not None and fact.cached == ("weight",)
+    with pytest.warns(FutureWarning):
+        layer = torch.nn.utils.weight_norm(torch.nn.Linear(2, 2))
+    first = layer.weight
+    assert layer.weight is first and first.grad_fn is not None
+    layer(torch.ones(1, 2))
+    assert layer.weight is not first
+
+
+def test_parametrizations_recompute_on_each_read_except_inside_cached() -> None:
+    layer = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(2, 2))
+    assert layer.weight is not layer.weight
+    cached = api.lookup("torch.nn.utils.parametrize.cached")
+    assert cached is not None and cached.caches is api.Cache.BLOCK
+    with torch.nn.utils.parametrize.cached():
+        assert layer.weight is layer.weight
+
+
+def test_tensor_dataset_and_loader_keep_the_graph_of_what_they_store() -> None:
+    x = torch.ones(4, 2, requires_grad=True) * 2
+    fact = api.lookup("torch.utils.data.TensorDataset")
+    assert fact is not None and fact.stores is api.Role.ARGUMENTS
+    dataset = torch.utils.data.TensorDataset(x)
+    assert dataset[0][0].grad_fn is not None
+    (batch,) = next(iter(torch.utils.data.DataLoader(dataset, batch_size=2)))
+    assert batch.grad_fn is not None
+
+
+def test_forward_hooks_see_the_output_with_its_graph() -> None:
+    fact = api.lookup("register_forward_hook", api.Receiver.MODULE)
+    assert fact is not None and fact.calls is not None and fact.calls.passes == ("module", "input", "output")
+    seen = []
+    layer = torch.nn.Linear(2, 2)
+    layer.register_forward_hook(lambda module, inputs, output: seen.append(output))
+    layer(torch.ones(1, 2))
+    assert seen[0].grad_fn is not None
+
+
+def test_checkpoint_calls_its_function_again_in_backward() -> None:
+    from torch.utils.checkpoint import checkpoint
+
+    calls = []
+
+    def double(t: Any) -> Any:
+        calls.append(1)
+        return (t * t).sum()
+
+    checkpoint(double, torch.ones(2, requires_grad=True), use_reentrant=False).backward()
+    fact = api.lookup("torch.utils.checkpoint.checkpoint")
+    assert fact is not None and fact.calls is not None and fact.calls.when == "recompute"
+    assert len(calls) == 2
+
+
+# -- the lookup and the compatibility layer -----------------------------------------------------------
+
+
+def test_lookup_by_qualified_name_and_by_method_on_a_receiver() -> None:
+    assert api.lookup("torch.autograd.backward").backward is api.Backward.BACKWARD
+    assert api.lookup("backward", Receiver.ACCELERATOR).root is api.Role.ARGUMENT
+    assert api.lookup("zero_", Receiver.TENSOR).keeps_history is True
+    assert api.lookup("zero_") is None
+    assert api.lookup("no.such.thing") is None
+    project = (Fact("utils.repackage_hidden", returns=Returns.CUT, source="config"),)
+    assert api.lookup("utils.repackage_hidden", project=project) is project[0]
+
+
+def test_knowledge_names_keep_their_types() -> None:
+    for name in knowledge.NAMES:
+        value = getattr(knowledge, name)
+        if name == "DISTRIBUTION_PREFIX":
+            assert value == "torch.distributions."
+        elif name == "FRAMEWORK_BACKWARD":
+            assert value and all(isinstance(p, tuple) and len(p) == 2 for p in value)
+        else:
+            assert isinstance(value, frozenset) and value and all(isinstance(v, str) for v in value), name
+
+
+def test_the_lint_path_reads_the_facts_without_torch() -> None:
+    script = (
+        "import sys\n"
+        "sys.modules['torch'] = None\n"
+        "from gradguard.analysis import api, knowledge\n"
+        "assert len(api.all_facts()) > 1000\n"
+        "assert all(getattr(knowledge, n) is not None for n in knowledge.NAMES)\n"
+        "assert api.lookup('mul', api.Receiver.TENSOR).saves is True\n"
+        "assert not any(m == 'torch' or m.startswith('torch.') for m in sys.modules if sys.modules[m] is not None)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], check=False, cwd=ROOT, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": ""}, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_loader_knows_which_signature_labels_carry_a_graph() -> None:
+    weights = {label for label in GEN._GRAPH_SHAPES if label.startswith("W")}
+    assert torch_ops._GRAPH_ARGUMENTS == (set(GEN._GRAPH_SHAPES) - weights) | {"L[V,V]"}
