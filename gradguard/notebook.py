@@ -103,6 +103,8 @@ def parse_notebook(text: str) -> Notebook:
         ) from None
     except RecursionError:
         raise NotebookError("malformed notebook JSON: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer past Python's 4,300-digit conversion limit
+        raise NotebookError(f"malformed notebook JSON: {str(exc).split(';')[0]}") from None
     if isinstance(document, dict) and "worksheets" in document and "cells" not in document:
         raise NotebookError(
             "an nbformat 3 notebook (cells inside 'worksheets'); "
