@@ -13,6 +13,8 @@ from the outside, as a fault would strike them. gradguard has no test-only code 
   moment a non-atomic writer would have left half a file).
 - GG_TEST_FAIL_FSYNC: writing a file fails with ENOSPC (disk full).
 - GG_TEST_NO_NETWORK: creating a socket or resolving a name raises (and is recorded).
+- GG_TEST_FAIL_MARKER: a file holding a line `<marker> <stage>` makes that stage of the parent's triage
+  raise (`prepare`, `prescreen`, `screen`, `entry_key`), as a bug in gradguard would.
 - GG_TEST_LOG: where events are recorded, one JSON object per line.
 """
 
@@ -64,13 +66,13 @@ def _install_death() -> None:
 
     analyze = gradguard.analysis.analyze
 
-    def analyze_or_die(source: str):  # type: ignore[no-untyped-def]
+    def analyze_or_die(source: str, *args, **kwargs):  # type: ignore[no-untyped-def]
         at = source.find(marker)
         if at >= 0:
             how = source[at + len(marker) :].split(maxsplit=1)[0]
             _record("die", how=how)
             _die(how)
-        return analyze(source)
+        return analyze(source, *args, **kwargs)
 
     gradguard.analysis.analyze = analyze_or_die
 
@@ -131,6 +133,29 @@ def _install_no_network() -> None:
         setattr(socket, name, refuse(f"socket.{name}"))
 
 
+def _install_stage_failures() -> None:
+    marker = os.environ["GG_TEST_FAIL_MARKER"]
+    import gradguard.runner
+
+    def failing(stage: str):  # type: ignore[no-untyped-def]
+        original = getattr(gradguard.runner, stage)
+
+        def wrapped(first, *args, **kwargs):  # type: ignore[no-untyped-def]
+            text = first if isinstance(first, (bytes, str)) else getattr(first, "source", "")
+            probe = f"{marker} {stage}"
+            if (probe.encode() if isinstance(text, bytes) else probe) in text:
+                _record("fail", stage=stage)
+                raise RuntimeError(f"injected into {stage}")
+            return original(first, *args, **kwargs)
+
+        setattr(gradguard.runner, stage, wrapped)
+
+    for stage in ("prepare", "prescreen", "screen", "entry_key"):
+        failing(stage)
+
+
+if os.environ.get("GG_TEST_FAIL_MARKER"):
+    _install_stage_failures()
 if os.environ.get("GG_TEST_DIE_MARKER"):
     _install_death()
 if os.environ.get("GG_TEST_EDIT_BEFORE_WRITE"):
