@@ -31,6 +31,7 @@ from gradguard.fixes import FixOutcome, digest, remove_leftover_temps
 from gradguard.model import Applicability, FileError, FileResult
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
     from multiprocessing.context import BaseContext
 
     from gradguard.config import Resolver, Selection
@@ -136,10 +137,12 @@ def _worker_start(parent: int) -> None:
     die_with_parent(parent)
 
 
-def _stop_workers(pool: object) -> None:
-    """Kill a pool's processes now (on SIGTERM they did not get the signal; on Ctrl-C they did)."""
-    processes = getattr(pool, "_processes", None) or {}
-    for process in list(processes.values()):
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Drop the files not started yet and kill the pool's processes now (on SIGTERM they did not get
+    the signal; on Ctrl-C they did, but may be deep in native code)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
         with contextlib.suppress(OSError, AttributeError, ValueError):
             process.kill()
 
@@ -466,7 +469,6 @@ def run_pool(
                 except KeyboardInterrupt:
                     # Ctrl-C, SIGTERM, SIGHUP: drop the files not started yet (or leaving the pool would
                     # analyse them all first) and end the running ones.
-                    pool.shutdown(wait=False, cancel_futures=True)
                     _stop_workers(pool)
                     raise
             started = set(os.listdir(markers))
@@ -495,7 +497,6 @@ def _isolated(job: Job, context: BaseContext, work: Callable[[Job], FixOutcome])
         try:
             return pool.submit(work, job).result()
         except KeyboardInterrupt:
-            pool.shutdown(wait=False, cancel_futures=True)
             _stop_workers(pool)
             raise
         except BrokenProcessPool:

@@ -5,7 +5,8 @@ from the outside, as a fault would strike them. gradguard has no test-only code 
 
 - GG_TEST_DIE_MARKER: analysing a source with a line `<marker> <how>` ends the process that analyses it:
   `kill` (SIGKILL, as the out-of-memory killer does), `exit` (os._exit), `segv` (a real segmentation
-  fault in native code), or fails it: `memory` (a real MemoryError under a small address-space limit),
+  fault in native code), `sleep` (hangs for a minute, as a very slow file would), or fails it:
+  `memory` (a real MemoryError under a small address-space limit),
   `recursion` (a real RecursionError).
 - GG_TEST_EDIT_BEFORE_WRITE: once `--fix` has computed a file's fixes (after reading it, before writing
   it), this text is appended to the file, as an editor saving it meanwhile would.
@@ -38,6 +39,10 @@ def _die(how: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
     if how == "exit":
         os._exit(70)
+    if how == "sleep":
+        import time
+
+        time.sleep(60)
     if how == "segv":
         import ctypes
 
