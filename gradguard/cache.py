@@ -10,7 +10,7 @@ while they are unchanged.
 
 The index (`index.json`) maps a path, its (size, mtime_ns, ctime_ns, inode) and its settings to the key of
 its entry (or to "skipped by the prefilter"), so a warm run neither reads, decodes nor prefilters a file
-that did not change. A record is written only for a file whose times are older than `RACY_NS` when it was
+that did not change. A record is written only for a file whose mtime is older than `RACY_NS` when it was
 looked at (git's "racily clean" rule: a later edit within the clock's granularity could otherwise keep
 the same times), and is trusted only while each of its dependencies keeps its size and mtime.
 
@@ -97,8 +97,12 @@ def signature(info: os.stat_result) -> list[int]:
 
 
 def is_racy(info: os.stat_result, looked_ns: int) -> bool:
-    """True when the file changed too shortly before `looked_ns` for its times to prove anything."""
-    return looked_ns - max(info.st_mtime_ns, info.st_ctime_ns) < RACY_NS
+    """True when the file was modified too shortly before `looked_ns` for its mtime to prove anything.
+
+    A later write sets mtime to a later tick of the clock, so an mtime older than `RACY_NS` cannot be
+    repeated by one; a change that restores the mtime (`cp -p`, `touch -r`) still moves ctime.
+    """
+    return looked_ns - info.st_mtime_ns < RACY_NS
 
 
 class Cache:
