@@ -70,7 +70,9 @@ def test_a_signal_to_the_main_process_ends_its_workers(project: Project, signum:
 
 def test_a_kill_mid_fix_leaves_a_temporary_file_the_next_run_removes(project: Project) -> None:
     target = project.write("train.py", BUGGY_SOURCE)
-    killed = project.run("lint", "--no-cache", "--fix", "--unsafe-fixes", hook={"GG_TEST_KILL_ON_REPLACE": "1"})
+    killed = project.run(
+        "lint", "--no-cache", "--fix", "--unsafe-fixes", hook={"GG_TEST_KILL_ON_REPLACE": "1"}
+    )
     assert killed.returncode == -signal.SIGKILL
     assert target.read_text(encoding="utf-8") == BUGGY_SOURCE
     (leftover,) = [path for path in project.root.iterdir() if path.name.endswith(TEMP_SUFFIX)]
