@@ -252,12 +252,16 @@ def hostile_campaign(
                 refused = cpython_refuses_encoding(Path(result.path).read_bytes())
                 ours = any(any(word in e.message for word in DECODING) for e in result.errors)
                 if refused is not None:
-                    agreement[
+                    verdict = (
                         "agree"
                         if refused == ours
                         else f"cpython {'refuses' if refused else 'accepts'}, "
                         f"gradguard {'refuses' if ours else 'accepts'}"
-                    ] += 1
+                    )
+                    agreement[verdict] += 1
+                    if verdict != "agree" and agreement[verdict] <= 3:
+                        head = Path(result.path).read_bytes()[:60]
+                        print(f"  disagreement: {verdict}: {head!r} {[e.message for e in result.errors]}")
         done += batch
     return failures, used, classes, agreement
 
