@@ -145,7 +145,7 @@ class Cache:
     def put(self, key: str, result: FileResult) -> None:
         """Store a result (without its source text), with its dependencies' content hashes."""
         data = result_to_json(result)
-        stamps = [self._stamp(dependency) for dependency in result.dependencies]
+        stamps = [self._stamp(os.path.abspath(dependency)) for dependency in result.dependencies]
         payload = {
             "version": __version__,
             "format": FORMAT,
@@ -258,6 +258,7 @@ class Cache:
         """Index a file by its times (key None: the prefilter skipped it); not done for a racy file."""
         if is_racy(info, looked_ns):
             return
+        dependencies = tuple(os.path.abspath(dependency) for dependency in dependencies)
         stamps = [self._stamp(dependency) for dependency in dependencies]
         for dependency in dependencies:
             with contextlib.suppress(OSError):
