@@ -155,7 +155,7 @@ class _State:
                 held_roots=self.deep.held() if self.deep is not None else (),
             )
             with self.explaining:
-                diagnosis = explain(failure, kind)
+                diagnosis = _thread_caveat(explain(failure, kind), failure.record, failure.records)
             note = render.note_text(diagnosis)
         except Exception as error:  # noqa: BLE001 - the original error must propagate untouched
             diagnosis = None
@@ -203,6 +203,26 @@ class _State:
         """Tell dynamo never to trace gradguard's code (done once `torch._dynamo` is imported)."""
         self.dynamo_excluded = True
         exclude_gradguard()
+
+
+THREAD_CAVEAT = (
+    "other threads ran backward calls too, and creation order is counted per thread, so the call named "
+    "under `freed by` is a guess"
+)
+
+
+def _thread_caveat(diagnosis: Any, record: Any, records: Any) -> Any:
+    """The diagnosis, saying it is not sure when the freeing call was inferred from creation order while
+    other threads also freed graphs (a graph built on one thread and backward-ed on another cannot be
+    ordered against this thread's calls)."""
+    from dataclasses import replace
+
+    if diagnosis.freed_by is None or diagnosis.freed_by_exact:
+        return diagnosis
+    if not any(other.thread != record.thread and other.frees_graph for other in records):
+        return diagnosis
+    hint = f"{diagnosis.hint}; {THREAD_CAVEAT}" if diagnosis.hint else THREAD_CAVEAT
+    return replace(diagnosis, hint=hint)
 
 
 def _is_traced(value: Any, torch: Any) -> bool:

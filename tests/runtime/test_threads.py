@@ -66,3 +66,27 @@ def test_each_thread_is_told_about_its_own_backward_every_round() -> None:
                 ):
                     wrong.append((round_, diagnosis))
     assert wrong == []
+
+
+def test_an_inferred_attribution_says_it_is_unsure_when_other_threads_freed_graphs(diagnose) -> None:  # type: ignore[no-untyped-def]
+    import scenarios
+
+    _, alone = diagnose(scenarios.shared_trunk_first_loss_gone)
+    assert alone.freed_by is not None and not alone.freed_by_exact
+    assert gg_monitor.THREAD_CAVEAT not in (alone.hint or "")
+
+    def busy() -> None:
+        model = torch.nn.Linear(3, 1)
+        for _ in range(3):
+            model(torch.randn(2, 3)).sum().backward()
+
+    def both() -> None:
+        other = threading.Thread(target=busy)
+        other.start()
+        other.join()
+        scenarios.shared_trunk_first_loss_gone()
+
+    _, crowded = diagnose(both)
+    assert crowded.freed_by is not None and not crowded.freed_by_exact
+    assert gg_monitor.THREAD_CAVEAT in (crowded.hint or "")
+    assert crowded.freed_by.line == alone.freed_by.line
