@@ -68,7 +68,9 @@ def test_each_thread_is_told_about_its_own_backward_every_round() -> None:
     assert wrong == []
 
 
-def test_an_inferred_attribution_says_it_is_unsure_when_other_threads_freed_graphs(diagnose) -> None:  # type: ignore[no-untyped-def]
+def test_an_inferred_attribution_says_it_is_unsure_when_other_threads_freed_graphs(
+    diagnose,  # type: ignore[no-untyped-def]
+) -> None:
     import scenarios
 
     _, alone = diagnose(scenarios.shared_trunk_first_loss_gone)
