@@ -155,6 +155,7 @@ def _dynamo_has_compiled() -> bool:
     utils = sys.modules.get("torch._dynamo.utils")
     counters = getattr(utils, "counters", None)
     try:
-        return bool(counters and counters["frames"]["total"])
-    except (KeyError, TypeError):
+        frames = counters.get("frames") if counters else None  # .get: never adds a key to torch's dict
+        return bool(frames and frames.get("total"))
+    except (AttributeError, TypeError):
         return False
