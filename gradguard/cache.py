@@ -1,17 +1,32 @@
-"""The content-hash cache: `.gradguard_cache/` at the project root, one JSON file per entry.
+"""The cache: `.gradguard_cache/` at the project root, one JSON file per result, plus an index by path.
 
 An entry is keyed by the file's bytes, the rule selection that applies to it, its kind (script or
-notebook) and gradguard's version. Entries are written atomically (temporary file + `os.replace`), so two
-runs at once never leave a torn entry; an entry that is corrupt, truncated or from another version is
-ignored (and rewritten). The folder holds a `.gitignore` of `*`, like ruff's cache.
+notebook), gradguard's version and a hash of gradguard's own code (its .py files and rule documents), so
+an edited checkout never serves results of the code it replaced. Each entry carries a checksum of its
+content: one garbled into other valid JSON (a flipped bit turning row 5 into 4) does not verify and is
+rebuilt, as is one corrupt, truncated or from another version. An entry also records the files the
+analysis read besides the linted one (its `dependencies`, with their content hashes) and is served only
+while they are unchanged.
+
+The index (`index.json`) maps a path, its (size, mtime_ns, ctime_ns, inode) and its settings to the key of
+its entry (or to "skipped by the prefilter"), so a warm run neither reads, decodes nor prefilters a file
+that did not change. A record is written only for a file whose mtime is older than `RACY_NS` when it was
+looked at (git's "racily clean" rule: a later edit within the clock's granularity could otherwise keep
+the same times), and is trusted only while each of its dependencies keeps its size and mtime.
+
+Everything is written atomically (temporary file + `os.replace`), so two runs at once never leave a torn
+file; the folder holds a `.gitignore` of `*`, like ruff's cache.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import tempfile
+import time
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -30,28 +45,87 @@ from gradguard.model import (
 )
 
 CACHE_DIR = ".gradguard_cache"
-FORMAT = 1
+FORMAT = 2
+INDEX = "index.json"
+# A file changed less than this long before it was looked at is never indexed by its times (see above).
+RACY_NS = 2_000_000_000
+# Leftover temporary files older than this are removed (a run killed between writing and renaming).
+STALE_TEMP_S = 3600
+
+# A dependency as recorded: [path, size, mtime_ns, sha256 of its content] (size -1 and digest "" when
+# it did not exist: the result holds while it still does not).
+Stamp = list[Any]
+
+
+@cache
+def code_version() -> str:
+    """A hash of gradguard's installed code and rule documents, computed once per process (~2 ms)."""
+    from gradguard.catalogue import catalogue_dir
+
+    digest = hashlib.sha256(f"{__version__}\0{FORMAT}\0".encode())
+    package = Path(__file__).resolve().parent
+    folders = [(package, ".py"), (catalogue_dir(), ".md")]
+    for folder, suffix in folders:
+        for directory, subfolders, names in os.walk(folder):
+            subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+            for name in sorted(names):
+                if name.endswith(suffix):
+                    file = os.path.join(directory, name)
+                    digest.update(os.path.relpath(file, folder).encode("utf-8", "surrogateescape") + b"\0")
+                    with contextlib.suppress(OSError), open(file, "rb") as handle:
+                        digest.update(hashlib.sha256(handle.read()).digest())
+    return digest.hexdigest()
 
 
 def entry_key(data: bytes, fingerprint: str, notebook: bool) -> str:
-    """The key of one file's entry."""
+    """The key of one file's entry: its bytes, its settings, its kind and gradguard's code."""
     digest = hashlib.sha256()
-    digest.update(f"{__version__}\0{FORMAT}\0{int(notebook)}\0{fingerprint}\0".encode())
+    digest.update(f"{code_version()}\0{int(notebook)}\0{fingerprint}\0".encode())
     digest.update(data)
     return digest.hexdigest()
 
 
+def checksum(content: Any) -> str:
+    """The checksum of JSON data (canonical form: sorted keys, no spaces)."""
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def signature(info: os.stat_result) -> list[int]:
+    """What the index compares to decide that a file did not change."""
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+
+
+def is_racy(info: os.stat_result, looked_ns: int) -> bool:
+    """True when the file was modified too shortly before `looked_ns` for its mtime to prove anything.
+
+    A later write sets mtime to a later tick of the clock, so an mtime older than `RACY_NS` cannot be
+    repeated by one; a change that restores the mtime (`cp -p`, `touch -r`) still moves ctime.
+    """
+    return looked_ns - info.st_mtime_ns < RACY_NS
+
+
 class Cache:
-    """One cache folder; every method swallows I/O problems (a cache must never fail a run)."""
+    """One cache folder; every method swallows I/O problems (a cache must never fail a run).
+
+    The object lives for one run: it memoises the dependencies' hashes and holds the index's changes
+    until `save`.
+    """
 
     def __init__(self, root: Path) -> None:
         self.folder = root / CACHE_DIR
+        self._digests: dict[str, str] = {}
+        self._stats: dict[str, list[int] | None] = {}
+        self._index: dict[str, Any] | None = None
+        self._changed: dict[str, Any] = {}
 
     def _entry(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
 
+    # -- entries --------------------------------------------------------------------------------------
+
     def get(self, key: str, path: str) -> FileResult | None:
-        """The cached result for `key` (with `path` as its file), or None."""
+        """The cached result for `key` (with `path` as its file), or None when there is none that verifies."""
         try:
             with open(self._entry(key), "rb") as handle:
                 payload = json.loads(handle.read())
@@ -59,28 +133,171 @@ class Cache:
                 return None
             if payload.get("key") != key:
                 return None
-            return result_from_json(payload["result"], path)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            result, stamps = payload["result"], payload["dependencies"]
+            if payload.get("checksum") != checksum([key, result, stamps]):
+                return None
+            if not all(self._same_content(stamp) for stamp in stamps):
+                return None
+            return result_from_json(result, path, tuple(str(stamp[0]) for stamp in stamps))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError):
             return None
 
     def put(self, key: str, result: FileResult) -> None:
-        """Store a result (without its source text)."""
-        payload = {"version": __version__, "format": FORMAT, "key": key, "result": result_to_json(result)}
+        """Store a result (without its source text), with its dependencies' content hashes."""
+        data = result_to_json(result)
+        stamps = [self._stamp(os.path.abspath(dependency)) for dependency in result.dependencies]
+        payload = {
+            "version": __version__,
+            "format": FORMAT,
+            "key": key,
+            "checksum": checksum([key, data, stamps]),
+            "result": data,
+            "dependencies": stamps,
+        }
         entry = self._entry(key)
         try:
             self._ensure_folder(entry.parent)
-            fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(payload, handle, separators=(",", ":"))
-                os.replace(tmp, entry)
-            except BaseException:
-                os.unlink(tmp)
-                raise
+            self._write(entry, payload)
         except OSError:
             return
 
-    def _ensure_folder(self, sub: Path) -> None:
+    def _write(self, target: Path, payload: Any) -> None:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(payload, handle, separators=(",", ":"))
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def _digest(self, path: str) -> str:
+        if path not in self._digests:
+            try:
+                with open(path, "rb") as handle:
+                    self._digests[path] = hashlib.sha256(handle.read()).hexdigest()
+            except OSError:
+                self._digests[path] = ""
+        return self._digests[path]
+
+    def _stat(self, path: str) -> list[int] | None:
+        if path not in self._stats:
+            try:
+                info = os.stat(path)
+            except OSError:
+                self._stats[path] = None
+            else:
+                self._stats[path] = [info.st_size, info.st_mtime_ns]
+        return self._stats[path]
+
+    def _stamp(self, path: str) -> Stamp:
+        found = self._stat(path)
+        size, mtime = found if found is not None else (-1, 0)
+        return [path, size, mtime, self._digest(path)]
+
+    def _same_content(self, stamp: Stamp) -> bool:
+        path, _, _, digest = stamp
+        return isinstance(path, str) and self._digest(path) == digest
+
+    def _same_times(self, stamp: Stamp) -> bool:
+        path, size, mtime, _ = stamp
+        found = self._stat(path) if isinstance(path, str) else None
+        return (found or [-1, 0]) == [size, mtime]
+
+    # -- the index ------------------------------------------------------------------------------------
+
+    def _load_index(self) -> dict[str, Any]:
+        if self._index is None:
+            self._index = {}
+            try:
+                with open(self.folder / INDEX, "rb") as handle:
+                    payload = json.loads(handle.read())
+                if (
+                    isinstance(payload, dict)
+                    and payload.get("format") == FORMAT
+                    and payload.get("code") == code_version()
+                    and isinstance(payload.get("files"), dict)
+                ):
+                    self._index = payload["files"]
+            except (OSError, ValueError, RecursionError):
+                pass
+        return self._index
+
+    def lookup(
+        self, path: str, info: os.stat_result, fingerprint: str, notebook: bool
+    ) -> dict[str, Any] | None:
+        """The index record of an unchanged file: `{"key": ..., "skipped": ...}`, or None."""
+        record = self._load_index().get(os.path.abspath(path))
+        try:
+            if not isinstance(record, dict):
+                return None
+            body = {name: value for name, value in record.items() if name != "checksum"}
+            if record.get("checksum") != checksum(body):
+                return None
+            if body["stat"] != signature(info) or body["fingerprint"] != fingerprint:
+                return None
+            if body["notebook"] is not notebook or not all(self._same_times(s) for s in body["dependencies"]):
+                return None
+            if not (isinstance(body["key"], str) or body["skipped"] is True):
+                return None
+            return body
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def record(
+        self,
+        path: str,
+        info: os.stat_result,
+        looked_ns: int,
+        fingerprint: str,
+        notebook: bool,
+        key: str | None,
+        dependencies: tuple[str, ...] = (),
+    ) -> None:
+        """Index a file by its times (key None: the prefilter skipped it); not done for a racy file."""
+        if is_racy(info, looked_ns):
+            return
+        dependencies = tuple(os.path.abspath(dependency) for dependency in dependencies)
+        stamps = [self._stamp(dependency) for dependency in dependencies]
+        for dependency in dependencies:
+            with contextlib.suppress(OSError):
+                if is_racy(os.stat(dependency), time.time_ns()):
+                    return
+        body = {
+            "stat": signature(info),
+            "fingerprint": fingerprint,
+            "notebook": notebook,
+            "key": key,
+            "skipped": key is None,
+            "dependencies": stamps,
+        }
+        self._changed[os.path.abspath(path)] = body | {"checksum": checksum(body)}
+
+    def save(self) -> None:
+        """Write the index's changes (merged with what another run may have written meanwhile)."""
+        if not self._changed:
+            return
+        self._index = None
+        files = dict(self._load_index())
+        files.update(self._changed)
+        self._changed = {}
+        try:
+            self._ensure_folder(None)
+            self._write(self.folder / INDEX, {"format": FORMAT, "code": code_version(), "files": files})
+            self._remove_stale_temps()
+        except OSError:
+            return
+
+    def _remove_stale_temps(self) -> None:
+        """Temporary files a killed run left behind (in the folder and its entry folders)."""
+        limit = time.time() - STALE_TEMP_S
+        for leftover in [*self.folder.glob(".tmp-*"), *self.folder.glob("*/.tmp-*")]:
+            with contextlib.suppress(OSError):
+                if leftover.stat().st_mtime < limit:
+                    leftover.unlink()
+
+    def _ensure_folder(self, sub: Path | None) -> None:
         if not self.folder.is_dir():
             self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"
@@ -89,7 +306,8 @@ class Cache:
             tag = self.folder / "CACHEDIR.TAG"
             if not tag.exists():
                 tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n", encoding="utf-8")
-        sub.mkdir(exist_ok=True)
+        if sub is not None:
+            sub.mkdir(exist_ok=True)
 
 
 def _loc(location: Location) -> list[int]:
@@ -139,7 +357,7 @@ def _int_or_none(value: Any) -> int | None:
     raise TypeError(f"expected an integer or null, got {value!r}")
 
 
-def result_from_json(data: dict[str, Any], path: str) -> FileResult:
+def result_from_json(data: dict[str, Any], path: str, dependencies: tuple[str, ...] = ()) -> FileResult:
     """The inverse of `result_to_json` (raises on malformed data)."""
     diagnostics = []
     for d in data["diagnostics"]:
@@ -166,4 +384,10 @@ def result_from_json(data: dict[str, Any], path: str) -> FileResult:
         FileError(path, str(message), _int_or_none(row), _int_or_none(column))
         for message, row, column in data["errors"]
     )
-    return FileResult(path, diagnostics=tuple(diagnostics), errors=errors, skipped=bool(data["skipped"]))
+    return FileResult(
+        path,
+        diagnostics=tuple(diagnostics),
+        errors=errors,
+        skipped=bool(data["skipped"]),
+        dependencies=dependencies,
+    )

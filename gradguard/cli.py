@@ -101,7 +101,8 @@ def _error_line(error: FileError, cwd: Path) -> str:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+# readable=False: an unreadable file is reported on its own line, as a missing one is, not as a usage error.
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str, readable=False))
 @click.option(
     "--select",
     metavar="CODES",
@@ -188,10 +189,12 @@ def lint(
             display.close()
     except ConfigError as exc:
         _fail(str(exc))
-    except KeyboardInterrupt:
-        # Neither "clean" nor "findings": 130, as a shell reports a command stopped by Ctrl-C.
-        click.echo("gradguard: interrupted", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        # Neither "clean" nor "findings": 128 + the signal, as a shell reports a command it stopped (130
+        # for Ctrl-C; SIGTERM and SIGHUP arrive as the runner's `Terminated`, which names its signal).
+        signum = getattr(exc, "signum", 2)
+        click.echo("gradguard: interrupted" if signum == 2 else f"gradguard: stopped by {exc}", err=True)
+        sys.exit(128 + signum)
     from gradguard.model import FileResult
 
     results: list[FileResult] = [FileResult(error.path, errors=(error,)) for error in found.errors]

@@ -79,7 +79,10 @@ def _kind(mode: int) -> str:
 
 
 def decode(data: bytes, path: str) -> tuple[str, str]:
-    """Decode Python source as Python does (UTF-8 BOM, PEP 263 cookie); returns (text, codec)."""
+    """Decode Python source as Python does (UTF-8 BOM, PEP 263 cookie); returns (text, codec).
+
+    A file CPython refuses (`SyntaxError: encoding problem`) is refused with a one-line InputError.
+    """
     # What Windows PowerShell's `>` and Notepad's "Unicode" write: text, but in a form Python cannot run.
     for name, boms in (
         ("UTF-32", (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)),
@@ -91,40 +94,83 @@ def decode(data: bytes, path: str) -> tuple[str, str]:
             )
     if b"\0" in data:
         raise InputError(FileError(path, "binary file (it contains NUL bytes), not Python source"))
-    encoding = "utf-8"
-    cookie_used = False
-    if data.startswith(codecs.BOM_UTF8):
-        encoding = "utf-8-sig"
-    lines = data.split(b"\n", 2)
-    for index, line in enumerate(lines[:2]):
-        match = _COOKIE.match(line)
-        if match:
-            declared = match.group(1).decode("ascii")
-            try:
-                name = codecs.lookup(declared).name
-            except LookupError:
-                raise InputError(
-                    FileError(path, f"unknown encoding {declared!r} in the coding cookie", index + 1, 1)
-                ) from None
-            if encoding == "utf-8-sig" and name != "utf-8":
-                raise InputError(
-                    FileError(path, f"a UTF-8 BOM and a {declared!r} coding cookie", index + 1, 1)
-                )
-            if encoding != "utf-8-sig":
-                encoding, cookie_used = name, True
-            break
-        if not _BLANK_OR_COMMENT.match(line):
-            break
+    bom = data.startswith(codecs.BOM_UTF8)
+    encoding = "utf-8-sig" if bom else "utf-8"
+    cookie = find_cookie(data[len(codecs.BOM_UTF8) :] if bom else data)
+    cookie_row = 0
+    if cookie is not None:
+        declared, cookie_row = cookie
+        encoding = _cookie_codec(declared, bom, path, cookie_row)
     try:
-        return data.decode(encoding), encoding
+        text = data.decode(encoding)
     except UnicodeDecodeError as exc:
         row = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        if cookie_used:
+        if cookie is not None and not bom:
             message = f"cannot decode as {encoding} (its coding cookie): {exc.reason}"
         else:
             message = "not UTF-8 and no coding cookie (add `# -*- coding: <encoding> -*-` or save as UTF-8)"
         raise InputError(FileError(path, message, row, column)) from None
+    except (UnicodeError, ValueError, TypeError) as exc:  # a codec that fails in its own way
+        message = f"encoding problem: {encoding} cannot decode this file ({exc})"
+        raise InputError(FileError(path, message, cookie_row or None, 1)) from None
+    if cookie is not None and not bom and not _keeps_cookie(data, text, cookie_row):
+        # CPython reads the cookie line as ASCII and decodes the rest: a codec that does not reproduce the
+        # ASCII of the cookie (UTF-16, punycode, ...) is one it refuses.
+        raise InputError(FileError(path, f"encoding problem: {cookie[0]}", cookie_row, 1))
+    return text, encoding
+
+
+def find_cookie(data: bytes) -> tuple[str, int] | None:
+    """The PEP 263 coding cookie in the first two lines (BOM removed): (declared name, 1-based row)."""
+    for index, line in enumerate(data.split(b"\n", 2)[:2]):
+        match = _COOKIE.match(line)
+        if match:
+            return match.group(1).decode("ascii"), index + 1
+        if not _BLANK_OR_COMMENT.match(line):
+            return None
+    return None
+
+
+def _normal_name(declared: str) -> str:
+    """CPython's tokenizer's `get_normal_name`: the spellings it takes for utf-8 and latin-1."""
+    name = declared[:12].replace("_", "-").lower()
+    if name == "utf-8" or name.startswith("utf-8-"):
+        return "utf-8"
+    if name in ("latin-1", "iso-8859-1", "iso-latin-1") or name.startswith(
+        ("latin-1-", "iso-8859-1-", "iso-latin-1-")
+    ):
+        return "iso-8859-1"
+    return declared
+
+
+def _cookie_codec(declared: str, bom: bool, path: str, row: int) -> str:
+    """The codec a cookie names, or InputError where CPython refuses it."""
+    try:
+        info = codecs.lookup(declared)
+    except LookupError:
+        message = f"unknown encoding {declared!r} in the coding cookie"
+        raise InputError(FileError(path, message, row, 1)) from None
+    if bom:
+        if _normal_name(declared) != "utf-8":
+            raise InputError(
+                FileError(path, f"encoding problem: a UTF-8 BOM and a {declared!r} coding cookie", row, 1)
+            )
+        return "utf-8-sig"
+    if not getattr(info, "_is_text_encoding", True):
+        message = f"encoding problem: {declared!r} is not a text encoding (Python refuses it)"
+        raise InputError(FileError(path, message, row, 1))
+    return info.name
+
+
+def _keeps_cookie(data: bytes, text: str, row: int) -> bool:
+    """True when the decoded text starts with the ASCII lines up to and including the cookie's."""
+    head = b"\n".join(data.split(b"\n", row)[:row])
+    try:
+        ascii_head = head.decode("ascii")
+    except UnicodeDecodeError:
+        return True  # a non-ASCII comment before the cookie: the codec decided, as CPython's does
+    return text.startswith(ascii_head)
 
 
 def prepare(data: bytes, path: str) -> Prepared:

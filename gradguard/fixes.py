@@ -16,6 +16,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -279,7 +280,8 @@ def write_atomic(path: str, data: bytes, original_digest: str) -> None:
         raise InputError(FileError(path, "not fixed: the file is read-only"))
     directory = os.path.dirname(target) or "."
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".gradguard")
+        remove_leftover_temps(directory, os.path.basename(target))
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=temp_prefix(target), suffix=TEMP_SUFFIX)
     except OSError as exc:
         raise InputError(
             FileError(path, f"not fixed: cannot write in its folder: {exc.strerror or exc}")
@@ -297,6 +299,64 @@ def write_atomic(path: str, data: bytes, original_digest: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise InputError(FileError(path, f"not fixed: cannot write: {exc.strerror or exc}")) from None
+    except BaseException:  # SIGTERM, Ctrl-C: the original is intact, leave no temporary file either
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+TEMP_SUFFIX = ".gradguard"
+# A temporary file older than this is a leftover even if a process with the id in its name is running.
+LEFTOVER_AGE_S = 3600
+
+
+def temp_prefix(target: str) -> str:
+    """`.NAME.py.<pid>.`: the temporary file beside `target` names the process that writes it."""
+    return f".{os.path.basename(target)}.{os.getpid()}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process
+    return True
+
+
+def remove_leftover_temps(directory: str, name: str | None = None) -> list[str]:
+    """Remove the temporary files a killed `--fix` left in `directory` (for the file `name`, or all).
+
+    One is a leftover when the process named in it is gone, or it is older than `LEFTOVER_AGE_S`
+    (a name from before the pid was in it, or a reused pid). Returns the paths removed.
+    """
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    removed = []
+    for candidate in names:
+        if not (candidate.startswith(".") and candidate.endswith(TEMP_SUFFIX)):
+            continue
+        if name is not None and not candidate.startswith(f".{name}."):
+            continue
+        path = os.path.join(directory, candidate)
+        middle = candidate[: -len(TEMP_SUFFIX)].rsplit(".", 2)
+        pid = int(middle[-2]) if len(middle) == 3 and middle[-2].isdigit() else None
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            if pid is not None and _alive(pid) and time.time() - info.st_mtime < LEFTOVER_AGE_S:
+                continue
+            if pid is None and time.time() - info.st_mtime < LEFTOVER_AGE_S:
+                continue
+            os.unlink(path)
+            removed.append(path)
+        except OSError:
+            continue
+    return removed
 
 
 def fix_file(

@@ -113,3 +113,6 @@ class FileResult:
     skipped: bool = False
     # Notebook code cells as (cell index 1-based, source) so reporters can show excerpts.
     cells: tuple[tuple[int, str], ...] = field(default=())
+    # Other files whose content the analysis read (a project module imported by this one): the cache
+    # serves this result only while each of them is unchanged.
+    dependencies: tuple[str, ...] = ()

@@ -74,6 +74,15 @@ class Notebook:
         return replace(self, program="".join(blanked))
 
 
+def _where_digits(text: str) -> str:
+    """` (line L, column C)` of the first number too long for Python to read, as JSON errors say it."""
+    found = re.search(r"\d{4000,}", text)
+    if found is None:
+        return ""
+    line = text.count("\n", 0, found.start()) + 1
+    return f" (line {line}, column {found.start() - (text.rfind(chr(10), 0, found.start()) + 1) + 1})"
+
+
 def cell_source(cell: dict[str, Any]) -> str:
     """A cell's source as one string (nbformat stores a string or a list of lines)."""
     source = cell.get("source", "")
@@ -103,6 +112,9 @@ def parse_notebook(text: str) -> Notebook:
         ) from None
     except RecursionError:
         raise NotebookError("malformed notebook JSON: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer past Python's 4,300-digit conversion limit
+        reason = str(exc).split(";")[0]
+        raise NotebookError(f"malformed notebook JSON: {reason}{_where_digits(text)}") from None
     if isinstance(document, dict) and "worksheets" in document and "cells" not in document:
         raise NotebookError(
             "an nbformat 3 notebook (cells inside 'worksheets'); "

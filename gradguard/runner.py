@@ -1,10 +1,12 @@
 """Lint many files: read, prefilter and look up the cache in this process; analyse the rest in workers.
 
-Each file is read once. The parent decodes it, runs the cheap prefilter and the cache lookup, so a warm
-run starts no worker and parses nothing. What is left goes to worker processes when there is
+Each file is read at most once. The parent first asks the cache's index (a file whose size and times
+did not change is not even read), then decodes it, runs the cheap prefilter and the cache lookup, so a
+warm run starts no worker and parses nothing. What is left goes to worker processes when there is
 enough of it to pay for them (serially otherwise). A worker that dies on a file (killed, out of memory,
 a crash in native code) costs that file a `FileError`, not the run: the pool is rebuilt, the files that
-were in flight are retried one by one in their own process, and the rest go on.
+were in flight are retried one by one in their own process, and the rest go on. Workers die with the
+parent (SIGKILL included); SIGTERM and SIGHUP stop them and end the run as Ctrl-C does.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
+import sys
 import tempfile
-from collections.abc import Callable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,10 +27,11 @@ from typing import TYPE_CHECKING
 from gradguard.cache import Cache, entry_key
 from gradguard.discovery import is_notebook
 from gradguard.engine import InputError, Prepared, analyse, prepare, prescreen, read_bytes, screen
-from gradguard.fixes import FixOutcome, digest
+from gradguard.fixes import FixOutcome, digest, remove_leftover_temps
 from gradguard.model import Applicability, FileError, FileResult
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
     from multiprocessing.context import BaseContext
 
     from gradguard.config import Resolver, Selection
@@ -67,6 +74,79 @@ class Job:
     markers: str | None  # a folder where the worker notes the job it is running
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived during a run: it stops as on Ctrl-C, once its workers are stopped."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _terminating_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise `Terminated` in the main thread while a run lasts (a signal the caller
+    ignores, as `nohup` ignores SIGHUP, stays ignored)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Terminated(signum)
+
+    previous = {}
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(number) is not signal.SIG_IGN:
+            previous[number] = signal.signal(number, stop)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def die_with_parent(parent: int) -> None:
+    """End this process when `parent` ends, however it ends (SIGKILL included).
+
+    On Linux the kernel does it (PR_SET_PDEATHSIG); elsewhere a watchdog thread polls the parent's id.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            pr_set_pdeathsig = 1
+            if ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # it died before the request was made
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="gradguard-parent-watch", daemon=True).start()
+
+
+def _worker_start(parent: int) -> None:
+    """A worker's first act: the parent's signal handlers (inherited by fork) give way to the defaults,
+    and the worker dies with its parent."""
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+    die_with_parent(parent)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Drop the files not started yet and kill the pool's processes now (on SIGTERM they did not get
+    the signal; on Ctrl-C they did, but may be deep in native code)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(OSError, AttributeError, ValueError):
+            process.kill()
+
+
 def cpu_count() -> int:
     """The CPUs this process may use."""
     try:
@@ -87,41 +167,49 @@ def lint_files(
     """Lint (or fix) every file; outcomes come back in the order of `files`.
 
     `workers`: None picks serial or parallel by the amount of work; 1 forces serial; more forces a pool.
-    Raises `ConfigError` when a file's configuration is broken.
+    Raises `ConfigError` when a file's configuration is broken; SIGTERM and SIGHUP raise `Terminated`
+    (after the workers are stopped).
     """
+    with _terminating_signals():
+        if mode is not None and mode.write:
+            for directory in sorted({os.path.dirname(os.path.abspath(path)) for path in files}):
+                remove_leftover_temps(directory)
+        outcomes = _lint_files(files, resolver, cache, mode, progress, workers)
+        if cache is not None:
+            cache.save()
+        return outcomes
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the index needs to record a file once its result is known."""
+
+    info: os.stat_result
+    looked_ns: int
+    fingerprint: str
+    notebook: bool
+
+
+def _lint_files(
+    files: Sequence[str],
+    resolver: Resolver,
+    cache: Cache | None,
+    mode: FixMode | None,
+    progress: Progress | None,
+    workers: int | None,
+) -> list[FixOutcome]:
     total = len(files)
     outcomes: list[FixOutcome | None] = [None] * total
     prepared: dict[int, Prepared] = {}
+    seen: dict[int, _Seen] = {}
     jobs: list[Job] = []
     for index, path in enumerate(files):
         selection = resolver.for_file(path).selection(path)
-        notebook = is_notebook(path)
-        try:
-            data = read_bytes(path)
-            # A script is always decoded (an undecodable or binary file is reported even when it
-            # could not hold a finding); one that cannot hold a finding is then not parsed.
-            item = None if notebook else prepare(data, path)
-            if item is not None and not prescreen(data):
-                outcomes[index] = FixOutcome(FileResult(path, skipped=True))
-                continue
-            key = entry_key(data, selection.fingerprint(), notebook) if cache is not None else None
-            if cache is not None and key is not None:
-                hit = cache.get(key, path)
-                if hit is not None and (mode is None or not mode.wants(hit)):
-                    outcomes[index] = FixOutcome(_with_source(hit, item, data, path))
-                    continue
-            if item is None:
-                item = prepare(data, path)
-        except InputError as exc:
-            outcomes[index] = FixOutcome(FileResult(path, errors=(exc.error,)))
+        triaged = _triage(index, path, selection, cache, mode, seen)
+        if isinstance(triaged, FixOutcome):
+            outcomes[index] = triaged
             continue
-        skipped = screen(item, data)
-        if skipped is not None:
-            skipped = replace(skipped, source=None, cells=())
-            if cache is not None and key is not None and notebook:
-                cache.put(key, skipped)  # spares parsing the notebook's JSON again next time
-            outcomes[index] = FixOutcome(skipped)
-            continue
+        item, key, data = triaged
         prepared[index] = item
         jobs.append(
             Job(
@@ -145,6 +233,17 @@ def lint_files(
     def finished(job: Job, outcome: FixOutcome) -> None:
         nonlocal done
         result = outcome.result
+        if cache is not None and job.key is not None and job.index in seen and not result.errors:
+            file = seen[job.index]
+            cache.record(
+                job.path,
+                file.info,
+                file.looked_ns,
+                file.fingerprint,
+                file.notebook,
+                job.key,
+                result.dependencies,
+            )
         if result.source is None and job.index in prepared:
             result = _attach_source(result, prepared[job.index])
         outcomes[job.index] = replace(outcome, result=result)
@@ -165,6 +264,87 @@ def lint_files(
     return [outcome for outcome in outcomes if outcome is not None]
 
 
+def _triage(
+    index: int,
+    path: str,
+    selection: Selection,
+    cache: Cache | None,
+    mode: FixMode | None,
+    seen: dict[int, _Seen],
+) -> FixOutcome | tuple[Prepared, str | None, bytes]:
+    """Everything done to one file in this process: the index, reading, decoding, the prefilter and the
+    cache. Returns the file's outcome, or what a job needs to analyse it. Nothing escapes for one file:
+    a failure at any stage becomes that file's one-line error."""
+    notebook = is_notebook(path)
+    stage = "reading"
+    try:
+        looked = time.time_ns()
+        try:
+            info: os.stat_result | None = os.stat(path)
+        except OSError:
+            info = None  # read_bytes says why
+        fingerprint = selection.fingerprint()
+        if cache is not None and info is not None:
+            stage = "reading the cache for"
+            served = _from_index(cache, path, info, fingerprint, notebook, mode)
+            if served is not None:
+                return served
+            seen[index] = _Seen(info, looked, fingerprint, notebook)
+        stage = "reading"
+        data = read_bytes(path)
+        # A script is always decoded (an undecodable or binary file is reported even when it could not
+        # hold a finding); one that cannot hold a finding is then not parsed.
+        stage = "decoding"
+        item = None if notebook else prepare(data, path)
+        stage = "prefiltering"
+        if item is not None and not prescreen(data):
+            if cache is not None and info is not None:
+                cache.record(path, info, looked, fingerprint, notebook, None)
+            return FixOutcome(FileResult(path, skipped=True))
+        key = None
+        if cache is not None:
+            stage = "reading the cache for"
+            key = entry_key(data, fingerprint, notebook)
+            hit = cache.get(key, path)
+            if hit is not None and (mode is None or not mode.wants(hit)):
+                if info is not None:
+                    cache.record(path, info, looked, fingerprint, notebook, key, hit.dependencies)
+                return FixOutcome(_with_source(hit, item, path, data))
+        stage = "decoding"
+        if item is None:
+            item = prepare(data, path)
+        stage = "prefiltering"
+        skipped = screen(item, data)
+        if skipped is not None:
+            skipped = replace(skipped, source=None, cells=())
+            if cache is not None and key is not None and notebook:
+                cache.put(key, skipped)  # spares parsing the notebook's JSON again next time
+                if info is not None:
+                    cache.record(path, info, looked, fingerprint, notebook, key)
+            return FixOutcome(skipped)
+        return item, key, data
+    except InputError as exc:
+        return FixOutcome(FileResult(path, errors=(exc.error,)))
+    except Exception as exc:  # noqa: BLE001 - one file's failure (a bug in gradguard) must not stop the run
+        message = f"internal error while {stage} this file, please report it: {type(exc).__name__}: {exc}"
+        return FixOutcome(FileResult(path, errors=(FileError(path, message),)))
+
+
+def _from_index(
+    cache: Cache, path: str, info: os.stat_result, fingerprint: str, notebook: bool, mode: FixMode | None
+) -> FixOutcome | None:
+    """The outcome of a file the index knows unchanged (it is not read, unless its excerpts are shown)."""
+    record = cache.lookup(path, info, fingerprint, notebook)
+    if record is None:
+        return None
+    if record["skipped"]:
+        return FixOutcome(FileResult(path, skipped=True))
+    hit = cache.get(record["key"], path)
+    if hit is None or (mode is not None and mode.wants(hit)):
+        return None
+    return FixOutcome(_with_source(hit, None, path))
+
+
 def _shows_source(result: FileResult) -> bool:
     return bool(result.diagnostics) or any(error.row for error in result.errors)
 
@@ -177,12 +357,16 @@ def _attach_source(result: FileResult, item: Prepared) -> FileResult:
     return replace(result, source=item.program, cells=cells)
 
 
-def _with_source(result: FileResult, item: Prepared | None, data: bytes, path: str) -> FileResult:
-    """A cached result, with its text when a reporter will show it (a notebook is parsed again)."""
+def _with_source(
+    result: FileResult, item: Prepared | None, path: str, data: bytes | None = None
+) -> FileResult:
+    """A cached result, with its text when a reporter will show it (read and parsed again if need be)."""
     if not _shows_source(result):
         return result
     try:
-        return _attach_source(result, item if item is not None else prepare(data, path))
+        if item is None:
+            item = prepare(data if data is not None else read_bytes(path), path)
+        return _attach_source(result, item)
     except InputError:
         return result
 
@@ -254,7 +438,12 @@ def run_pool(
         pending = [replace(job, markers=markers) for job in jobs]
         while pending:
             unfinished: list[Job] = []
-            with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context) as pool:
+            with ProcessPoolExecutor(
+                max_workers=min(workers, len(pending)),
+                mp_context=context,
+                initializer=_worker_start,
+                initargs=(os.getpid(),),
+            ) as pool:
                 try:
                     futures = {}
                     for position, job in enumerate(pending):
@@ -278,8 +467,9 @@ def run_pool(
                                 ),
                             )
                 except KeyboardInterrupt:
-                    # Ctrl-C: drop the files not started yet, or leaving the pool would analyse them all first.
-                    pool.shutdown(wait=False, cancel_futures=True)
+                    # Ctrl-C, SIGTERM, SIGHUP: drop the files not started yet (or leaving the pool would
+                    # analyse them all first) and end the running ones.
+                    _stop_workers(pool)
                     raise
             started = set(os.listdir(markers))
             for name in started:
@@ -301,9 +491,14 @@ def _isolated(job: Job, context: BaseContext, work: Callable[[Job], FixOutcome])
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=1, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
+    ) as pool:
         try:
             return pool.submit(work, job).result()
+        except KeyboardInterrupt:
+            _stop_workers(pool)
+            raise
         except BrokenProcessPool:
             return _failure(job, WORKER_DIED)
         except Exception as exc:  # e.g. a result that cannot be pickled

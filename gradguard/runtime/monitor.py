@@ -14,6 +14,7 @@ adds one; torch is restored exactly when both are gone.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 from collections import deque
@@ -54,6 +55,17 @@ def _import_torch() -> Any:
     return torch
 
 
+class _ThreadTokens(threading.local):
+    """A number per thread that no later thread gets again: `threading.get_ident()` is reused as soon
+    as a thread ends, and a new thread's autograd sequence numbers start again from zero, so records of
+    a finished thread would otherwise pass for the new one's earlier calls."""
+
+    _counter = itertools.count(1)
+
+    def __init__(self) -> None:
+        self.token = next(self._counter)
+
+
 class _State:
     """Everything one installation owns. Reachable only through the wrapper installed in torch."""
 
@@ -72,6 +84,7 @@ class _State:
         "explicit",
         "log",
         "patches",
+        "threads",
         "torch",
     )
 
@@ -93,6 +106,7 @@ class _State:
         # One diagnosis at a time: errors on several threads at once are explained in turn (and
         # CPython 3.11's ast.parse is not safe to run from several threads at once).
         self.explaining = threading.RLock()
+        self.threads = _ThreadTokens()
 
     # -- error path -------------------------------------------------------------------------------
 
@@ -141,7 +155,7 @@ class _State:
                 held_roots=self.deep.held() if self.deep is not None else (),
             )
             with self.explaining:
-                diagnosis = explain(failure, kind)
+                diagnosis = _thread_caveat(explain(failure, kind), failure.record, failure.records)
             note = render.note_text(diagnosis)
         except Exception as error:  # noqa: BLE001 - the original error must propagate untouched
             diagnosis = None
@@ -191,6 +205,26 @@ class _State:
         exclude_gradguard()
 
 
+THREAD_CAVEAT = (
+    "other threads ran backward calls too, and creation order is counted per thread, so the call named "
+    "under `freed by` is a guess"
+)
+
+
+def _thread_caveat(diagnosis: Any, record: Any, records: Any) -> Any:
+    """The diagnosis, saying it is not sure when the freeing call was inferred from creation order while
+    other threads also freed graphs (a graph built on one thread and backward-ed on another cannot be
+    ordered against this thread's calls)."""
+    from dataclasses import replace
+
+    if diagnosis.freed_by is None or diagnosis.freed_by_exact:
+        return diagnosis
+    if not any(other.thread != record.thread and other.frees_graph for other in records):
+        return diagnosis
+    hint = f"{diagnosis.hint}; {THREAD_CAVEAT}" if diagnosis.hint else THREAD_CAVEAT
+    return replace(diagnosis, hint=hint)
+
+
 def _is_traced(value: Any, torch: Any) -> bool:
     """True for fake/functional tensors seen while torch.compile or export traces a backward."""
     module = type(value).__module__ or ""
@@ -225,7 +259,7 @@ def _make_engine_wrapper(original: Callable[..., Any], state: _State) -> Callabl
     cache = state.classifier.cache
     classify = state.classifier.classify
     getframe = sys._getframe
-    get_ident = threading.get_ident
+    threads = state.threads
     modules = sys.modules
     on_error = state.on_error
 
@@ -268,7 +302,7 @@ def _make_engine_wrapper(original: Callable[..., Any], state: _State) -> Callabl
             seqs,
             retain,
             not kwargs.get("accumulate_grad", True),
-            get_ident(),
+            threads.token,
             False,
         ]
         log_append(raw)
@@ -318,7 +352,7 @@ def _make_public_wrapper(original: Callable[..., Any], state: _State, *, is_grad
             seqs,
             bool(retain),
             is_grad,
-            threading.get_ident(),
+            state.threads.token,
             False,
         ]
         log_append(raw)

@@ -11,6 +11,7 @@ from pathlib import Path
 from cli_support import GG001_ROW, GG001_SOURCE, NO_TORCH_SOURCE, Project, subprocess_env
 
 from gradguard import __version__
+from gradguard.cache import checksum
 
 
 def _entries(root: Path) -> list[Path]:
@@ -18,7 +19,8 @@ def _entries(root: Path) -> list[Path]:
 
 
 def _plant(entry: Path, message: str) -> None:
-    """Rewrite a valid entry so that it reports one finding the analysis would never produce."""
+    """Rewrite a valid entry so that it reports one finding the analysis would never produce, with its
+    checksum recomputed (an entry that does not verify is rebuilt: tests/reliability checks that)."""
     payload = json.loads(entry.read_text(encoding="utf-8"))
     payload["result"]["diagnostics"] = [
         {
@@ -32,6 +34,7 @@ def _plant(entry: Path, message: str) -> None:
             "fix": None,
         }
     ]
+    payload["checksum"] = checksum([payload["key"], payload["result"], payload["dependencies"]])
     entry.write_text(json.dumps(payload), encoding="utf-8")
 
 

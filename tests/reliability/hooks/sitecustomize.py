@@ -5,7 +5,8 @@ from the outside, as a fault would strike them. gradguard has no test-only code 
 
 - GG_TEST_DIE_MARKER: analysing a source with a line `<marker> <how>` ends the process that analyses it:
   `kill` (SIGKILL, as the out-of-memory killer does), `exit` (os._exit), `segv` (a real segmentation
-  fault in native code), or fails it: `memory` (a real MemoryError under a small address-space limit),
+  fault in native code), `sleep` (hangs for a minute, as a very slow file would), or fails it:
+  `memory` (a real MemoryError under a small address-space limit),
   `recursion` (a real RecursionError).
 - GG_TEST_EDIT_BEFORE_WRITE: once `--fix` has computed a file's fixes (after reading it, before writing
   it), this text is appended to the file, as an editor saving it meanwhile would.
@@ -13,6 +14,8 @@ from the outside, as a fault would strike them. gradguard has no test-only code 
   moment a non-atomic writer would have left half a file).
 - GG_TEST_FAIL_FSYNC: writing a file fails with ENOSPC (disk full).
 - GG_TEST_NO_NETWORK: creating a socket or resolving a name raises (and is recorded).
+- GG_TEST_FAIL_MARKER: a file holding a line `<marker> <stage>` makes that stage of the parent's triage
+  raise (`prepare`, `prescreen`, `screen`, `entry_key`), as a bug in gradguard would.
 - GG_TEST_LOG: where events are recorded, one JSON object per line.
 """
 
@@ -36,6 +39,10 @@ def _die(how: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
     if how == "exit":
         os._exit(70)
+    if how == "sleep":
+        import time
+
+        time.sleep(60)
     if how == "segv":
         import ctypes
 
@@ -64,13 +71,13 @@ def _install_death() -> None:
 
     analyze = gradguard.analysis.analyze
 
-    def analyze_or_die(source: str):  # type: ignore[no-untyped-def]
+    def analyze_or_die(source: str, *args, **kwargs):  # type: ignore[no-untyped-def]
         at = source.find(marker)
         if at >= 0:
             how = source[at + len(marker) :].split(maxsplit=1)[0]
             _record("die", how=how)
             _die(how)
-        return analyze(source)
+        return analyze(source, *args, **kwargs)
 
     gradguard.analysis.analyze = analyze_or_die
 
@@ -131,6 +138,29 @@ def _install_no_network() -> None:
         setattr(socket, name, refuse(f"socket.{name}"))
 
 
+def _install_stage_failures() -> None:
+    marker = os.environ["GG_TEST_FAIL_MARKER"]
+    import gradguard.runner
+
+    def failing(stage: str):  # type: ignore[no-untyped-def]
+        original = getattr(gradguard.runner, stage)
+
+        def wrapped(first, *args, **kwargs):  # type: ignore[no-untyped-def]
+            text = first if isinstance(first, (bytes, str)) else getattr(first, "source", "")
+            probe = f"{marker} {stage}"
+            if (probe.encode() if isinstance(text, bytes) else probe) in text:
+                _record("fail", stage=stage)
+                raise RuntimeError(f"injected into {stage}")
+            return original(first, *args, **kwargs)
+
+        setattr(gradguard.runner, stage, wrapped)
+
+    for stage in ("prepare", "prescreen", "screen", "entry_key"):
+        failing(stage)
+
+
+if os.environ.get("GG_TEST_FAIL_MARKER"):
+    _install_stage_failures()
 if os.environ.get("GG_TEST_DIE_MARKER"):
     _install_death()
 if os.environ.get("GG_TEST_EDIT_BEFORE_WRITE"):
