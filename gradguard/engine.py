@@ -10,11 +10,13 @@ import codecs
 import os
 import re
 import stat
+import warnings
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gradguard.discovery import describe_os_error, is_notebook
 from gradguard.model import Diagnostic, Edit, FileError, FileResult, Fix, Location, Related, Span
+from gradguard.noqa import LINE_NOQA, file_exemption, line_suppresses, split_codes
 from gradguard.notebook import split_lines
 
 if TYPE_CHECKING:
@@ -23,11 +25,11 @@ if TYPE_CHECKING:
 
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _BLANK_OR_COMMENT = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
-# ruff's convention: a bare noqa comment, or one listing codes (other tools' codes allowed).
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 # libcst takes about 600 bytes of memory and 15 ms per kilobyte of code: past this, a file (generated, as a
 # rule) would cost gigabytes and minutes; it is reported instead.
 MAX_ANALYSED_CHARS = 2_000_000
+# The rule that reports `# noqa: CODE` directives no finding needs.
+UNUSED_NOQA = "GG100"
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,31 @@ def screen(prepared: Prepared, data: bytes | None = None) -> FileResult | None:
     return _result(prepared, (), skipped=True)
 
 
+def syntax_error(prepared: Prepared) -> FileError | None:
+    """CPython's verdict on a file the prefilter skips without parsing: its syntax error, or None.
+
+    `compile` to bytecode is about twice as fast as `ast.parse` (no Python objects for the tree) and
+    reports what `python file.py` would: the parser's errors and the compiler's (`return` outside a
+    function). A notebook's program is checked with its IPython lines blanked, as the analysis sees it.
+    """
+    if prepared.notebook is not None and not prepared.notebook.is_python:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(prepared.program, prepared.path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        message = f"syntax error: {exc.msg}"
+        row, column = exc.lineno, exc.offset
+        if prepared.notebook is not None and row is not None:
+            cell, cell_row = prepared.notebook.locate(row)
+            return FileError(prepared.path, f"cell {cell}, line {cell_row}, column {column or 1}: {message}")
+        return FileError(prepared.path, message, row, column)
+    except (ValueError, RecursionError, MemoryError, OverflowError):
+        return None  # the analysis reports these the same way when it gets the file
+    return None
+
+
 def analyse(prepared: Prepared, selection: Selection) -> FileResult:
     """Run the analysis on a prepared file and keep what the settings and `# noqa` let through.
 
@@ -197,10 +224,15 @@ def analyse(prepared: Prepared, selection: Selection) -> FileResult:
 def program_diagnostics(prepared: Prepared, selection: Selection) -> tuple[Diagnostic, ...]:
     """The findings the settings and `# noqa` let through, in program coordinates (InputError)."""
     program_lines = split_lines(prepared.program)
+    exemption = file_exemption(prepared.program)
+    if exemption.everything:
+        return ()
     return tuple(
         diagnostic
         for diagnostic in raw_diagnostics(prepared)
-        if selection.enabled(diagnostic.code) and not is_suppressed(diagnostic, program_lines)
+        if selection.enabled(diagnostic.code)
+        and not exemption.covers(diagnostic.code)
+        and not is_suppressed(diagnostic, program_lines)
     )
 
 
@@ -262,20 +294,21 @@ def _parse_error(prepared: Prepared, exc: Exception) -> FileError:
 
 
 def is_suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
-    """True when the flagged row carries `# noqa` or `# noqa: <this code>`."""
+    """True when the flagged row carries `# noqa` or `# noqa: <this code>`.
+
+    An unused-noqa finding (GG100) sits on the directive it reports, so only a directive naming GG100
+    itself silences it, never the directive being reported.
+    """
     row = diagnostic.span.start.row
     if not 1 <= row <= len(lines):
         return False
     line = lines[row - 1]
-    if "#" not in line:
-        return False
-    for match in _NOQA.finditer(line):
-        codes = match["codes"]
-        if codes is None:
-            return True
-        if diagnostic.code.upper() in {code.upper() for code in re.split(r"[,\s]+", codes) if code}:
-            return True
-    return False
+    if diagnostic.code == UNUSED_NOQA:
+        return any(
+            match["codes"] is not None and UNUSED_NOQA in split_codes(match["codes"])
+            for match in LINE_NOQA.finditer(line)
+        )
+    return line_suppresses(line, diagnostic.code)
 
 
 def map_to_cells(diagnostic: Diagnostic, notebook: Notebook) -> Diagnostic:

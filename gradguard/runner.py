@@ -20,7 +20,16 @@ from typing import TYPE_CHECKING
 
 from gradguard.cache import Cache, entry_key
 from gradguard.discovery import is_notebook
-from gradguard.engine import InputError, Prepared, analyse, prepare, prescreen, read_bytes, screen
+from gradguard.engine import (
+    InputError,
+    Prepared,
+    analyse,
+    prepare,
+    prescreen,
+    read_bytes,
+    screen,
+    syntax_error,
+)
 from gradguard.fixes import FixOutcome, digest
 from gradguard.model import Applicability, FileError, FileResult
 
@@ -102,7 +111,7 @@ def lint_files(
             # could not hold a finding); one that cannot hold a finding is then not parsed.
             item = None if notebook else prepare(data, path)
             if item is not None and not prescreen(data):
-                outcomes[index] = FixOutcome(FileResult(path, skipped=True))
+                outcomes[index] = FixOutcome(_checked_skip(item))
                 continue
             key = entry_key(data, selection.fingerprint(), notebook) if cache is not None else None
             if cache is not None and key is not None:
@@ -117,8 +126,8 @@ def lint_files(
             continue
         skipped = screen(item, data)
         if skipped is not None:
-            skipped = replace(skipped, source=None, cells=())
-            if cache is not None and key is not None and notebook:
+            skipped = _checked_skip(item)
+            if cache is not None and key is not None and notebook and skipped.skipped:
                 cache.put(key, skipped)  # spares parsing the notebook's JSON again next time
             outcomes[index] = FixOutcome(skipped)
             continue
@@ -163,6 +172,14 @@ def lint_files(
         jobs.sort(key=lambda job: len(job.text), reverse=True)
         run_pool(jobs, min(workers, len(jobs)), finished, run_job)
     return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _checked_skip(item: Prepared) -> FileResult:
+    """A file the prefilter skips: not analysed, but a syntax error in it is still reported."""
+    error = syntax_error(item)
+    if error is None:
+        return FileResult(item.path, skipped=True)
+    return _attach_source(FileResult(item.path, errors=(error,)), item)
 
 
 def _shows_source(result: FileResult) -> bool:
