@@ -277,6 +277,16 @@ def clean() -> None:
         click.echo("No cache to remove.", err=True)
 
 
+@main.command()
+def server() -> None:
+    """Run the language server on stdin/stdout (for editors: VS Code, Neovim, Helix, Emacs)."""
+    try:
+        from gradguard.server.lsp import serve
+    except ImportError as exc:
+        _fail(f"the language server needs pygls ({exc}); install it with `pip install gradguard[server]`")
+    serve()
+
+
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option(
     "--report", "report_file", type=click.Path(dir_okay=False), help="Also write the diagnosis as JSON here."
