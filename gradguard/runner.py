@@ -32,6 +32,7 @@ from gradguard.engine import (
 )
 from gradguard.fixes import FixOutcome, digest
 from gradguard.model import Applicability, FileError, FileResult
+from gradguard.syntax_index import CompiledIndex
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
@@ -99,6 +100,7 @@ def lint_files(
     Raises `ConfigError` when a file's configuration is broken.
     """
     total = len(files)
+    compiled = CompiledIndex(cache.folder if cache is not None else None)
     outcomes: list[FixOutcome | None] = [None] * total
     prepared: dict[int, Prepared] = {}
     jobs: list[Job] = []
@@ -111,7 +113,7 @@ def lint_files(
             # could not hold a finding); one that cannot hold a finding is then not parsed.
             item = None if notebook else prepare(data, path)
             if item is not None and not prescreen(data):
-                outcomes[index] = FixOutcome(_checked_skip(item))
+                outcomes[index] = FixOutcome(_checked_skip(item, data, compiled))
                 continue
             key = entry_key(data, selection.fingerprint(), notebook) if cache is not None else None
             if cache is not None and key is not None:
@@ -126,7 +128,7 @@ def lint_files(
             continue
         skipped = screen(item, data)
         if skipped is not None:
-            skipped = _checked_skip(item)
+            skipped = _checked_skip(item, data, compiled)
             if cache is not None and key is not None and notebook and skipped.skipped:
                 cache.put(key, skipped)  # spares parsing the notebook's JSON again next time
             outcomes[index] = FixOutcome(skipped)
@@ -171,13 +173,17 @@ def lint_files(
         # Largest first, so that no big file starts last and keeps one worker busy alone.
         jobs.sort(key=lambda job: len(job.text), reverse=True)
         run_pool(jobs, min(workers, len(jobs)), finished, run_job)
+    compiled.save()  # after the jobs, which create the cache folder when there is anything to cache
     return [outcome for outcome in outcomes if outcome is not None]
 
 
-def _checked_skip(item: Prepared) -> FileResult:
+def _checked_skip(item: Prepared, data: bytes, compiled: CompiledIndex) -> FileResult:
     """A file the prefilter skips: not analysed, but a syntax error in it is still reported."""
+    if compiled.compiles(data):
+        return FileResult(item.path, skipped=True)
     error = syntax_error(item)
     if error is None:
+        compiled.add(data)
         return FileResult(item.path, skipped=True)
     return _attach_source(FileResult(item.path, errors=(error,)), item)
 

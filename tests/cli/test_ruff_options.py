@@ -216,3 +216,26 @@ def test_syntax_errors_are_reported_in_files_that_never_call_backward(project: P
     assert "utils.py:1:8: error: syntax error" in result.stdout
     assert "outside.py:1:1: error: syntax error: 'return' outside function" in result.stdout
     assert "fine.py" not in result.stdout
+
+
+def test_a_warm_run_does_not_check_unchanged_files_again(project: Project, monkeypatch) -> None:
+    import gradguard.runner
+
+    project.write("train.py", GG001_SOURCE)  # analysed: it creates the cache folder
+    project.write("utils.py", NO_TORCH_SOURCE)
+    project.write("broken.py", "def f(:\n")
+    checked: list[str] = []
+    real = gradguard.runner.syntax_error
+
+    def counting(item):  # type: ignore[no-untyped-def]
+        checked.append(item.path)
+        return real(item)
+
+    monkeypatch.setattr(gradguard.runner, "syntax_error", counting)
+    assert project.lint().exit_code == 2
+    assert sorted(checked) == ["broken.py", "utils.py"]
+    checked.clear()
+    assert project.lint().exit_code == 2
+    assert checked == ["broken.py"]  # a file that does not compile is checked every time
+    project.write("utils.py", NO_TORCH_SOURCE + "def g(:\n")
+    assert "utils.py:3:7: error: syntax error" in project.lint().stdout
