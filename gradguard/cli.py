@@ -278,6 +278,24 @@ def clean() -> None:
 
 
 @main.command()
+@click.argument("log", required=False, type=click.Path(dir_okay=False, allow_dash=True, path_type=str))
+def explain(log: str | None) -> None:
+    """Explain a double-backward or in-place error from a traceback or CI log (a file, or stdin)."""
+    from gradguard.explain import explain as explain_log
+
+    if log is None or log == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(log).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            _fail(f"cannot read {log}: {exc.strerror or exc}")
+    report, code = explain_log(text, Path.cwd())
+    click.echo(report, nl=False)
+    sys.exit(code)
+
+
+@main.command()
 def server() -> None:
     """Run the language server on stdin/stdout (for editors: VS Code, Neovim, Helix, Emacs)."""
     try:
