@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server"))
 
-from lsp_client import Client, session  # noqa: E402
-from lsprotocol import types  # noqa: E402
+from lsp_client import Client, session
+from lsprotocol import types
 
 HEAD = '''\
 import math

@@ -22,7 +22,7 @@ INPLACE = "modified by an inplace operation"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _TIMESTAMP = re.compile(r"^\s*\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s?")
 # `[rank0]:` (torch.distributed), `[default0]:` (torchrun --tee), `rank 0:`.
-_RANK = re.compile(r"^\s*\[?(?:default|rank)\s*(?P<rank>\d+)\]?\s*:\s?", re.I)
+_RANK = re.compile(r"^\s*\[?(?:default|rank)\s*(?P<rank>\d+)\]?\s*:\s?", re.IGNORECASE)
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$')
 _ERROR = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning)): ?(?P<message>.*)$")
 _LOCAL_SKIP = ("site-packages", "dist-packages", "<frozen", "<string>", "/lib/python3")
@@ -192,8 +192,8 @@ def _where(path: str, row: int, cwd: Path) -> str:
 
 def render(diagnosis: Diagnosis, cwd: Path) -> str:
     """The diagnosis as text; every statement the static analysis made is marked as inferred."""
-    from gradguard.fixes import fix_text_round, unified_diff
     from gradguard.engine import Prepared
+    from gradguard.fixes import fix_text_round, unified_diff
     from gradguard.report._common import rule_name
 
     traceback = diagnosis.traceback

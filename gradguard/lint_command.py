@@ -80,14 +80,14 @@ def report_stream(output_file: Path | None) -> Iterator[TextIO]:
         yield sys.stdout
         sys.stdout.flush()
         return
-    try:
-        output_file.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(output_file, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
-    except OSError as exc:
-        from gradguard.config import ConfigError
+    with contextlib.ExitStack() as stack:
+        try:
+            output_file.parent.mkdir(parents=True, exist_ok=True)
+            handle = stack.enter_context(open(output_file, "w", encoding="utf-8", newline="\n"))
+        except OSError as exc:
+            from gradguard.config import ConfigError
 
-        raise ConfigError(f"--output-file {output_file}: {exc.strerror or exc}") from None
-    with handle:
+            raise ConfigError(f"--output-file {output_file}: {exc.strerror or exc}") from None
         yield handle
 
 

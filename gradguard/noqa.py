@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 _CODES = r"[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*"
-LINE_NOQA = re.compile(rf"#\s*noqa(?::[\s]?(?P<codes>{_CODES}))?", re.I)
-FILE_NOQA = re.compile(rf"^[ \t\f]*#\s*gradguard\s*:\s*noqa(?:\s*:\s*(?P<codes>{_CODES}))?\s*$", re.I)
+LINE_NOQA = re.compile(rf"#\s*noqa(?::[\s]?(?P<codes>{_CODES}))?", re.IGNORECASE)
+FILE_NOQA = re.compile(rf"^[ \t\f]*#\s*gradguard\s*:\s*noqa(?:\s*:\s*(?P<codes>{_CODES}))?\s*$", re.IGNORECASE)
 _SEPARATOR = re.compile(r"[,\s]+")
 
 

@@ -141,6 +141,7 @@ def test_a_log_without_the_error_exits_2_and_stdin_works(tmp_path: Path) -> None
         cwd=tmp_path,
         env=subprocess_env(),
         timeout=60,
+        check=False,
     )
     assert result.returncode == 2
     assert "No traceback" in result.stdout

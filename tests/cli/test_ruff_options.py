@@ -8,7 +8,14 @@ import json
 import subprocess
 import sys
 
-from cli_support import CLEAN_SOURCE, GG001_ROW, GG001_SOURCE, NO_TORCH_SOURCE, Project, subprocess_env
+from cli_support import (
+    CLEAN_SOURCE,
+    GG001_ROW,
+    GG001_SOURCE,
+    NO_TORCH_SOURCE,
+    Project,
+    subprocess_env,
+)
 from click.testing import CliRunner
 
 from gradguard.cli import main
@@ -34,6 +41,7 @@ def _gradguard(project: Project, *args: str, stdin: str = "") -> subprocess.Comp
         cwd=project.root,
         env=subprocess_env(),
         timeout=120,
+        check=False,
     )
 
 

@@ -20,7 +20,15 @@ import pytest
 from report_samples import CWD, all_results, span_of
 
 from gradguard import report
-from gradguard.model import Applicability, Diagnostic, Edit, FileResult, Fix, Severity, Span
+from gradguard.model import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    FileResult,
+    Fix,
+    Severity,
+    Span,
+)
 from gradguard.report import json_format
 
 pytestmark = pytest.mark.usefixtures("sample_catalogue")

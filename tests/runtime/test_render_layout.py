@@ -9,7 +9,14 @@ import types
 import pytest
 
 from gradguard.runtime import render
-from gradguard.runtime.diagnosis import CallSite, Carrier, Diagnosis, ErrorKind, Fix, FixKind
+from gradguard.runtime.diagnosis import (
+    CallSite,
+    Carrier,
+    Diagnosis,
+    ErrorKind,
+    Fix,
+    FixKind,
+)
 
 CELL_FILE = "/tmp/ipykernel_4242/1234567.py"
 LONG_FIX = (

@@ -9,8 +9,8 @@ from pathlib import Path
 from lsp_client import Client, run
 from lsprotocol import types
 
-from gradguard.report._common import apply_edits
 from gradguard.model import Edit, Span
+from gradguard.report._common import apply_edits
 
 GG003_SOURCE = """\
 import torch
