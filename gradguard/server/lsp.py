@@ -8,6 +8,7 @@ only the document that changed.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from gradguard.model import Applicability, Diagnostic, FileResult
 from gradguard.server import convert
 
 FIX_ALL = "source.fixAll.gradguard"
+DEBOUNCE_SECONDS = 0.05
 
 
 @dataclass
@@ -33,6 +35,7 @@ class Checked:
     lines: list[str]
     cell_uris: dict[int, str] = field(default_factory=dict)  # notebook cell index (1-based) -> URI
     cell_lines: dict[int, list[str]] = field(default_factory=dict)
+    fixed_all: str | None = None  # the text with every safe fix applied, computed on first request
 
 
 def _path(uri: str) -> str:
@@ -86,7 +89,7 @@ class GradguardServer(LanguageServer):
         result = lint_text(text, _path(uri))
         lines = text.splitlines()
         self.checked[uri] = Checked(document.version, text, result, lines)
-        self._publish(uri, result.diagnostics, lines, result)
+        self._publish(uri, result.diagnostics, lines, result, version=document.version)
 
     def check_notebook(self, uri: str) -> None:
         """Lint a notebook (its cells in order, as Jupyter runs them) and publish per cell."""
@@ -128,6 +131,7 @@ class GradguardServer(LanguageServer):
         lines: list[str],
         result: FileResult | None,
         notebook: Checked | None = None,
+        version: int | None = None,
     ) -> None:
         out = []
         for item in found:
@@ -141,7 +145,9 @@ class GradguardServer(LanguageServer):
             out.append(convert.diagnostic(item, lines, uri, uris, texts))
         if result is not None:
             out.extend(convert.error_diagnostic(e.message, e.row, e.column, lines) for e in result.errors)
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=out))
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=out, version=version)
+        )
 
     def findings(self, uri: str) -> tuple[list[Diagnostic], list[str], Checked | None]:
         """The findings of a document (a notebook cell's, for a cell URI) and its lines."""
@@ -166,8 +172,13 @@ def did_open(ls: GradguardServer, params: types.DidOpenTextDocumentParams) -> No
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-def did_change(ls: GradguardServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.check_document(params.text_document.uri)
+async def did_change(ls: GradguardServer, params: types.DidChangeTextDocumentParams) -> None:
+    # Typing sends a change per keystroke: analyse only the version that is still the latest once the
+    # burst pauses, not every intermediate one.
+    uri, version = params.text_document.uri, params.text_document.version
+    await asyncio.sleep(DEBOUNCE_SECONDS)
+    if ls.workspace.get_text_document(uri).version == version:
+        ls.check_document(uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -243,11 +254,14 @@ def code_action(ls: GradguardServer, params: types.CodeActionParams) -> list[typ
                     edit=types.WorkspaceEdit(changes={uri: [edit]}),
                 )
             )
-    if checked is not None and not checked.cell_uris and any(
+    wants_source = not wanted or any(str(kind).startswith("source") for kind in wanted)
+    if wants_source and checked is not None and not checked.cell_uris and any(
         d.fix is not None and d.fix.applicability is Applicability.SAFE for d in found
     ):
-        fixed = _fix_all_safe(checked.text, _path(uri))
-        if fixed is not None and fixed != checked.text:
+        if checked.fixed_all is None:
+            checked.fixed_all = _fix_all_safe(checked.text, _path(uri)) or checked.text
+        fixed = checked.fixed_all
+        if fixed != checked.text:
             end = types.Position(len(lines), 0)
             actions.append(
                 types.CodeAction(

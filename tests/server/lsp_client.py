@@ -22,11 +22,13 @@ class Client(LanguageClient):
     def __init__(self) -> None:
         super().__init__("gradguard-tests", "1")
         self.diagnostics: dict[str, list[types.Diagnostic]] = {}
+        self.versions: dict[str, int | None] = {}
         self.published: asyncio.Queue[str] = asyncio.Queue()
 
         @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def publish(params: types.PublishDiagnosticsParams) -> None:
             self.diagnostics[params.uri] = params.diagnostics
+            self.versions[params.uri] = params.version
             self.published.put_nowait(params.uri)
 
     async def wait_for(self, uri: str, timeout: float = 60) -> list[types.Diagnostic]:

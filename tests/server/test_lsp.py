@@ -179,3 +179,30 @@ def test_notebook_cells_get_their_own_diagnostics(tmp_path: Path) -> None:
         assert "h = h.detach()" in _apply(cells[2], quick.edit.changes[cell_uris[2]])
 
     run(tmp_path, body)
+
+
+def test_a_burst_of_changes_ends_with_the_diagnostics_of_the_last_version(tmp_path: Path) -> None:
+    uri = (tmp_path / "train.py").as_uri()
+    clean = GG003_SOURCE.replace("    h = h * w\n", "    h = h.detach() * w\n")
+
+    async def body(client: Client) -> None:
+        _open(client, uri, clean)
+        assert list(await client.wait_for(uri)) == []
+        versions = []
+        for version in range(2, 7):
+            text = GG003_SOURCE if version == 6 else clean + f"# edit {version}\n"
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                )
+            )
+        while True:
+            found = await client.wait_for(uri)
+            versions.append(client.versions[uri])
+            if client.versions[uri] == 6:
+                break
+        assert [d.code for d in found] == ["GG003"]
+        assert len(versions) < 5, versions  # the intermediate versions were not all analysed
+
+    run(tmp_path, body)
