@@ -309,10 +309,18 @@ def server() -> None:
 @click.option(
     "--report", "report_file", type=click.Path(dir_okay=False), help="Also write the diagnosis as JSON here."
 )
+@click.option(
+    "--report-html",
+    "report_html",
+    type=click.Path(dir_okay=False),
+    help="Also write the diagnosis as an HTML page with a picture of the failing graph.",
+)
 @click.option("-m", "module", metavar="MODULE", help="Run a module as `python -m MODULE` would.")
 @click.option("--deep", is_flag=True, help="Also record creation sites and recent roots (slower, more exact).")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(report_file: str | None, module: str | None, deep: bool, args: tuple[str, ...]) -> None:
+def run(
+    report_file: str | None, report_html: str | None, module: str | None, deep: bool, args: tuple[str, ...]
+) -> None:
     """Run a script (or `-m MODULE`) with the runtime monitor installed: `gradguard run train.py ARGS...`."""
     if module is not None:
         target, rest = module, list(args)
@@ -322,4 +330,8 @@ def run(report_file: str | None, module: str | None, deep: bool, args: tuple[str
         raise click.UsageError("give a script to run, or -m MODULE")
     from gradguard.runtime.runner import run_program
 
-    sys.exit(run_program(target, rest, module=module is not None, report=report_file, deep=deep))
+    sys.exit(
+        run_program(
+            target, rest, module=module is not None, report=report_file, deep=deep, report_html=report_html
+        )
+    )

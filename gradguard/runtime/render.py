@@ -275,7 +275,9 @@ def _display_after_cell(shell: Any, d: Diagnosis) -> None:
             pass
         from IPython.display import display
 
-        display({"text/html": panel_html(d), "text/plain": note_text(d)}, raw=True)
+        from gradguard.runtime.picture import svg
+
+        display({"text/html": panel_html(d) + svg(d), "text/plain": note_text(d)}, raw=True)
 
     shell.events.register("post_run_cell", _show)
 
