@@ -1,4 +1,4 @@
-"""The `gradguard` command: `lint`, `rule` and `run`.
+"""The `gradguard` command: `lint`, `rule`, `clean`, `explain`, `server` and `run`.
 
 Exit codes, as ruff's: 0 when nothing was found, 1 when there are findings, 2 for a usage or
 configuration error or any file that could not be linted. `lint` never imports torch; `rich` and the
