@@ -45,7 +45,7 @@ from gradguard.model import (
 )
 
 CACHE_DIR = ".gradguard_cache"
-FORMAT = 2
+FORMAT = 3
 INDEX = "index.json"
 # A file changed less than this long before it was looked at is never indexed by its times (see above).
 RACY_NS = 2_000_000_000
@@ -328,6 +328,7 @@ def result_to_json(result: FileResult) -> dict[str, Any]:
     return {
         "skipped": result.skipped,
         "errors": [[e.message, e.row, e.column] for e in result.errors],
+        "incomplete": list(result.incomplete),
         "diagnostics": [
             {
                 "code": d.code,
@@ -390,4 +391,5 @@ def result_from_json(data: dict[str, Any], path: str, dependencies: tuple[str, .
         errors=errors,
         skipped=bool(data["skipped"]),
         dependencies=dependencies,
+        incomplete=tuple(str(line) for line in data.get("incomplete", ())),
     )

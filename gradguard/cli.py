@@ -1,4 +1,4 @@
-"""The `gradguard` command: `lint`, `rule` and `run`.
+"""The `gradguard` command: `lint`, `rule`, `clean`, `explain`, `server` and `run`.
 
 Exit codes, as ruff's: 0 when nothing was found, 1 when there are findings, 2 for a usage or
 configuration error or any file that could not be linted. `lint` never imports torch; `rich` and the
@@ -11,29 +11,16 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import Any, NoReturn
 
 import click
 
 from gradguard import __version__
 from gradguard.config import OUTPUT_FORMATS, ConfigError
+from gradguard.lint_command import use_color
 
-if TYPE_CHECKING:
-    from gradguard.fixes import FixOutcome
-    from gradguard.model import FileError, FileResult
-
-# Formats whose stdout a program reads: file errors also go to stderr, where a person sees them.
-_MACHINE_FORMATS = ("json", "sarif", "github")
 # Show a progress bar only once a run has lasted this long (seconds).
 _PROGRESS_AFTER = 0.75
-
-
-def use_color(stream: TextIO) -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
-    if os.environ.get("NO_COLOR"):
-        return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
 
 
 def _fail(message: str) -> NoReturn:
@@ -84,22 +71,6 @@ class _ProgressDisplay:
             self.bar = None
 
 
-def _display(path: str, cwd: Path) -> str:
-    absolute = os.path.abspath(path)
-    try:
-        relative = os.path.relpath(absolute, cwd)
-    except ValueError:
-        return path
-    return path if relative.startswith("..") else relative
-
-
-def _error_line(error: FileError, cwd: Path) -> str:
-    where = _display(error.path, cwd)
-    if error.row is not None:
-        where += f":{error.row}:{error.column or 1}"
-    return f"{where}: error: {error.message}"
-
-
 @main.command()
 # readable=False: an unreadable file is reported on its own line, as a missing one is, not as a usage error.
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str, readable=False))
@@ -119,11 +90,25 @@ def _error_line(error: FileError, cwd: Path) -> str:
     help="How findings are shown (default: the config's output-format, else concise).",
 )
 @click.option(
+    "-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to this file."
+)
+@click.option(
     "--statistics", is_flag=True, help="Show the number of findings per rule instead of the findings."
 )
 @click.option("--fix", is_flag=True, help="Apply the safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply the unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them.")
+@click.option("--fix-only", is_flag=True, help="Apply the fixes and report nothing of what is left (implies --fix).")
+@click.option("--show-fixes", is_flag=True, help="With --fix, list the findings the fixes removed, per file.")
+@click.option(
+    "--exit-non-zero-on-fix", is_flag=True, help="Exit with 1 when anything was fixed, even if nothing is left."
+)
+@click.option("--add-noqa", is_flag=True, help="Add a `# noqa: CODES` directive to every line with a finding.")
+@click.option(
+    "--stdin-filename",
+    metavar="PATH",
+    help="With `-` as the path: the name of the file read from stdin (for settings and messages).",
+)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache (.gradguard_cache/).")
 @click.option(
     "--force-exclude", is_flag=True, help="Apply exclude and .gitignore to paths given explicitly too."
@@ -145,10 +130,16 @@ def lint(
     ignore: str | None,
     extend_select: str | None,
     output_format: str | None,
+    output_file: Path | None,
     statistics: bool,
     fix: bool,
     unsafe_fixes: bool,
     diff: bool,
+    fix_only: bool,
+    show_fixes: bool,
+    exit_non_zero_on_fix: bool,
+    add_noqa: bool,
+    stdin_filename: str | None,
     no_cache: bool,
     force_exclude: bool,
     exit_zero: bool,
@@ -156,13 +147,19 @@ def lint(
     quiet: bool,
     workers: int | None,
 ) -> None:
-    """Lint Python files and notebooks (default: the current folder)."""
+    """Lint Python files and notebooks (default: the current folder; `-` reads stdin)."""
+    from gradguard import lint_command
     from gradguard.cache import Cache
     from gradguard.config import CliOverrides, Resolver, check_per_file_patterns, known_codes, parse_cli_codes
     from gradguard.discovery import discover
     from gradguard.runner import FixMode, lint_files
 
     cwd = Path.cwd()
+    if "-" in paths and len(paths) > 1:
+        raise click.UsageError("`-` (stdin) cannot be combined with other paths")
+    if add_noqa and (fix or fix_only or diff):
+        raise click.UsageError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
+    fix = fix or fix_only
     try:
         known = known_codes() if (select or ignore or extend_select) else ()
         overrides = CliOverrides(
@@ -173,12 +170,30 @@ def lint(
         )
         resolver = Resolver(cwd, overrides, config_file)
         root_settings = resolver.for_path(cwd)
+        mode = FixMode(write=not diff, unsafe=unsafe_fixes) if (fix or diff) else None
+        options = lint_command.Options(
+            fmt=root_settings.effective_output_format,
+            statistics=statistics,
+            quiet=quiet,
+            show_fixes=show_fixes,
+            fix_only=fix_only and not diff,
+            exit_non_zero_on_fix=exit_non_zero_on_fix,
+            output_file=output_file,
+        )
+        if paths == ("-",):
+            if add_noqa:
+                raise click.UsageError("--add-noqa needs files to write, not `-`")
+            code = lint_command.lint_stdin(stdin_filename, resolver, mode, options, cwd)
+            sys.exit(0 if exit_zero and code == 1 else code)
         found = discover(list(paths) or ["."], resolver, force_exclude=force_exclude)
         for path in found.files:
             resolver.for_file(path)
         for settings in resolver.all_settings():
-            check_per_file_patterns(settings, found.files)
-        mode = FixMode(write=not diff, unsafe=unsafe_fixes) if (fix or diff) else None
+            for message in check_per_file_patterns(settings, found.files):
+                if not quiet:
+                    lint_command.warn(message)
+        if not found.files and not found.errors and not quiet:
+            lint_command.warn(lint_command.NO_FILES)
         cache = None if no_cache else Cache(root_settings.root)
         display = _ProgressDisplay(enabled=not quiet and sys.stderr.isatty())
         try:
@@ -187,6 +202,13 @@ def lint(
             )
         finally:
             display.close()
+        from gradguard.model import FileResult
+
+        results: list[FileResult] = [FileResult(error.path, errors=(error,)) for error in found.errors]
+        results.extend(outcome.result for outcome in outcomes)
+        if add_noqa:
+            sys.exit(lint_command.add_noqa(results, cwd))
+        code = lint_command.report(results, outcomes, options=options, cwd=cwd, mode=mode)
     except ConfigError as exc:
         _fail(str(exc))
     except KeyboardInterrupt as exc:
@@ -195,94 +217,113 @@ def lint(
         signum = getattr(exc, "signum", 2)
         click.echo("gradguard: interrupted" if signum == 2 else f"gradguard: stopped by {exc}", err=True)
         sys.exit(128 + signum)
-    from gradguard.model import FileResult
-
-    results: list[FileResult] = [FileResult(error.path, errors=(error,)) for error in found.errors]
-    results.extend(outcome.result for outcome in outcomes)
-    fmt = root_settings.effective_output_format
-    code = _report(results, outcomes, fmt=fmt, cwd=cwd, statistics=statistics, mode=mode, quiet=quiet)
     sys.exit(0 if exit_zero and code == 1 else code)
-
-
-def _report(
-    results: list[FileResult],
-    outcomes: list[FixOutcome],
-    *,
-    fmt: str,
-    cwd: Path,
-    statistics: bool,
-    mode: Any,
-    quiet: bool,
-) -> int:
-    """Print what the run found and return the exit code."""
-    from gradguard import report
-
-    stdout = sys.stdout
-    errors = [error for result in results for error in result.errors]
-    fixed = sum(outcome.fixed for outcome in outcomes)
-    if mode is not None and not mode.write:
-        for outcome in outcomes:
-            if outcome.diff:
-                stdout.write(outcome.diff)
-        for error in errors:
-            click.echo(_error_line(error, cwd), err=True)
-        if not quiet:
-            click.echo(f"Would fix {fixed} finding{'s' if fixed != 1 else ''}.", err=True)
-        stdout.flush()
-        return 2 if errors else (1 if fixed else 0)
-    if statistics or fmt in _MACHINE_FORMATS:
-        for error in errors:
-            click.echo(_error_line(error, cwd), err=True)
-    shown = [result for result in results if result.diagnostics or result.errors]
-    if statistics:
-        report.emit_statistics(shown, out=stdout, color=use_color(stdout))
-    else:
-        report.emit(shown, fmt=fmt, out=stdout, color=use_color(stdout), cwd=cwd)
-    stdout.flush()
-    if mode is not None and fixed and not quiet:
-        files = sum(1 for outcome in outcomes if outcome.fixed)
-        click.echo(
-            f"Fixed {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}.",
-            err=True,
-        )
-    if errors:
-        return 2
-    return 1 if any(result.diagnostics for result in results) else 0
 
 
 @main.command()
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule of the catalogue.")
-def rule(code: str | None, show_all: bool) -> None:
-    """Show a rule's document (`gradguard rule GG001`) or the whole catalogue (`--all`)."""
-    from rich.console import Console
+@click.option(
+    "--output-format", type=click.Choice(("text", "json")), default="text", help="Rich text, or JSON for tools."
+)
+def rule(code: str | None, show_all: bool, output_format: str) -> None:
+    """Show a rule's document, by code or name (`gradguard rule GG003`, `gradguard rule state-not-detached`),
+    or the whole catalogue (`--all`)."""
+    import json
 
     from gradguard import catalogue
-    from gradguard.report.rule_doc import render_catalogue, render_rule
+    from gradguard.report.rule_doc import render_catalogue, render_rule, rule_json
 
     if not show_all and code is None:
-        raise click.UsageError("give a rule code (e.g. GG001) or --all")
+        raise click.UsageError("give a rule code (e.g. GG001) or name, or --all")
     stdout = sys.stdout
+    docs = list(catalogue.load().values())
+    if not show_all:
+        assert code is not None
+        wanted = code.strip().lower()
+        docs = [doc for doc in docs if wanted in (doc.code.lower(), doc.name)]
+        if not docs:
+            _fail(f"unknown rule code {code!r}, nor a rule name (`gradguard rule --all` lists them)")
+    if output_format == "json":
+        data = [rule_json(doc) for doc in docs]
+        json.dump(data if show_all else data[0], stdout, indent=2, ensure_ascii=False)
+        stdout.write("\n")
+        return
+    from rich.console import Console
+
     console = Console(file=stdout, no_color=not use_color(stdout), highlight=False)
     if show_all:
-        render_catalogue(list(catalogue.load().values()), console)
-        return
-    assert code is not None
+        if not stdout.isatty():
+            # Piped, there is no width to fit: the table's rows stay whole for a script or `less`.
+            console = Console(file=stdout, no_color=True, highlight=False, width=10_000)
+        render_catalogue(docs, console)
+    else:
+        render_rule(docs[0], console)
+
+
+@main.command()
+def clean() -> None:
+    """Remove the cache folders (.gradguard_cache/) under the current folder, as `ruff clean` does."""
+    import shutil
+
+    from gradguard.cache import CACHE_DIR
+
+    removed = 0
+    for dirpath, dirnames, _ in os.walk(os.getcwd()):
+        if CACHE_DIR in dirnames:
+            folder = os.path.join(dirpath, CACHE_DIR)
+            shutil.rmtree(folder, ignore_errors=True)
+            click.echo(f"Removing cache at: {os.path.relpath(folder)}", err=True)
+            removed += 1
+        dirnames[:] = [name for name in dirnames if name not in (CACHE_DIR, ".git", "node_modules", ".venv")]
+    if not removed:
+        click.echo("No cache to remove.", err=True)
+
+
+@main.command()
+@click.argument("log", required=False, type=click.Path(dir_okay=False, allow_dash=True, path_type=str))
+def explain(log: str | None) -> None:
+    """Explain a double-backward or in-place error from a traceback or CI log (a file, or stdin)."""
+    from gradguard.explain import explain as explain_log
+
+    if log is None or log == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(log).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            _fail(f"cannot read {log}: {exc.strerror or exc}")
+    report, code = explain_log(text, Path.cwd())
+    click.echo(report, nl=False)
+    sys.exit(code)
+
+
+@main.command()
+def server() -> None:
+    """Run the language server on stdin/stdout (for editors: VS Code, Neovim, Helix, Emacs)."""
     try:
-        doc = catalogue.get(code)
-    except KeyError:
-        _fail(f"unknown rule code {code!r} (`gradguard rule --all` lists them)")
-    render_rule(doc, console)
+        from gradguard.server.lsp import serve
+    except ImportError as exc:
+        _fail(f"the language server needs pygls ({exc}); install it with `pip install gradguard[server]`")
+    serve()
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option(
     "--report", "report_file", type=click.Path(dir_okay=False), help="Also write the diagnosis as JSON here."
 )
+@click.option(
+    "--report-html",
+    "report_html",
+    type=click.Path(dir_okay=False),
+    help="Also write the diagnosis as an HTML page with a picture of the failing graph.",
+)
 @click.option("-m", "module", metavar="MODULE", help="Run a module as `python -m MODULE` would.")
 @click.option("--deep", is_flag=True, help="Also record creation sites and recent roots (slower, more exact).")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(report_file: str | None, module: str | None, deep: bool, args: tuple[str, ...]) -> None:
+def run(
+    report_file: str | None, report_html: str | None, module: str | None, deep: bool, args: tuple[str, ...]
+) -> None:
     """Run a script (or `-m MODULE`) with the runtime monitor installed: `gradguard run train.py ARGS...`."""
     if module is not None:
         target, rest = module, list(args)
@@ -292,4 +333,8 @@ def run(report_file: str | None, module: str | None, deep: bool, args: tuple[str
         raise click.UsageError("give a script to run, or -m MODULE")
     from gradguard.runtime.runner import run_program
 
-    sys.exit(run_program(target, rest, module=module is not None, report=report_file, deep=deep))
+    sys.exit(
+        run_program(
+            target, rest, module=module is not None, report=report_file, deep=deep, report_html=report_html
+        )
+    )

@@ -23,7 +23,18 @@ from gradguard.analysis.api.facts import Backward, Fact, Returns, Role
 if TYPE_CHECKING:
     import pathspec
 
-OUTPUT_FORMATS = ("concise", "full", "json", "github", "sarif")
+OUTPUT_FORMATS = (
+    "concise",
+    "full",
+    "json",
+    "json-lines",
+    "github",
+    "gitlab",
+    "junit",
+    "pylint",
+    "rdjson",
+    "sarif",
+)
 
 # ruff's default exclusions, plus gradguard's own cache.
 DEFAULT_EXCLUDE = (
@@ -494,13 +505,15 @@ def parse_cli_codes(value: str | None, option: str, known: Iterable[str]) -> tup
     return check_selectors(parts, option, known)
 
 
-def check_per_file_patterns(settings: Settings, files: Iterable[str]) -> None:
-    """Reject a per-file-ignores pattern that matches no file under the settings' root.
+def check_per_file_patterns(settings: Settings, files: Iterable[str]) -> list[str]:
+    """Warnings for the per-file-ignores patterns that match no file under the settings' root.
 
-    The linted files are tried first; only a pattern none of them matches costs a walk of the tree.
+    A warning, not an error: a pattern for files not written yet, or a hook run on a few files, must not
+    stop the run. The linted files are tried first; only a pattern none of them matches costs a walk of
+    the tree (gradguard's default excludes, such as `.venv` and `build`, are not searched).
     """
     if not settings.per_file_ignores:
-        return
+        return []
     pending = dict(enumerate(settings._per_file_specs))
     relatives = [rel for rel in (settings.relative(f) for f in files) if rel is not None]
     for index, spec in list(pending.items()):
@@ -524,15 +537,16 @@ def check_per_file_patterns(settings: Settings, files: Iterable[str]) -> None:
             if any(spec.match_file(name) for name in names):
                 del pending[index]
         if not pending:
-            return
+            return []
         folders.extend(
             os.path.join(dirpath, name)
             for name, is_dir, link in entries
             if is_dir and not link and name not in DEFAULT_EXCLUDE
         )
-    for index in pending:
-        pattern = settings.per_file_ignores[index][0]
-        raise ConfigError(
-            f"{settings.config_path}: [tool.gradguard] per-file-ignores: the pattern {pattern!r} matches no "
-            f"file under {settings.root} (expected a gitignore-style pattern relative to that folder)"
-        )
+    return [
+        f"{settings.config_path}: [tool.gradguard] per-file-ignores: the pattern "
+        f"{settings.per_file_ignores[index][0]!r} matches no file under {settings.root} (a gitignore-style "
+        f"pattern relative to that folder; folders gradguard never lints, such as .venv and build, are "
+        f"not searched)"
+        for index in pending
+    ]

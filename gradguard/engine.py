@@ -10,24 +10,27 @@ import codecs
 import os
 import re
 import stat
+import warnings
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gradguard.discovery import describe_os_error, is_notebook
 from gradguard.model import Diagnostic, Edit, FileError, FileResult, Fix, Location, Related, Span
+from gradguard.noqa import LINE_NOQA, file_exemption, line_suppresses, split_codes
 from gradguard.notebook import split_lines
 
 if TYPE_CHECKING:
+    from gradguard.analysis import Analysis
     from gradguard.config import Selection, Settings
     from gradguard.notebook import Notebook
 
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _BLANK_OR_COMMENT = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
-# ruff's convention: a bare noqa comment, or one listing codes (other tools' codes allowed).
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 # libcst takes about 600 bytes of memory and 15 ms per kilobyte of code: past this, a file (generated, as a
 # rule) would cost gigabytes and minutes; it is reported instead.
 MAX_ANALYSED_CHARS = 2_000_000
+# The rule that reports `# noqa: CODE` directives no finding needs.
+UNUSED_NOQA = "GG100"
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,31 @@ def screen(prepared: Prepared, data: bytes | None = None) -> FileResult | None:
     return _result(prepared, (), skipped=True)
 
 
+def syntax_error(prepared: Prepared) -> FileError | None:
+    """CPython's verdict on a file the prefilter skips without parsing: its syntax error, or None.
+
+    `compile` to bytecode is about twice as fast as `ast.parse` (no Python objects for the tree) and
+    reports what `python file.py` would: the parser's errors and the compiler's (`return` outside a
+    function). A notebook's program is checked with its IPython lines blanked, as the analysis sees it.
+    """
+    if prepared.notebook is not None and not prepared.notebook.is_python:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(prepared.program, prepared.path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        message = f"syntax error: {exc.msg}"
+        row, column = exc.lineno, exc.offset
+        if prepared.notebook is not None and row is not None:
+            cell, cell_row = prepared.notebook.locate(row)
+            return FileError(prepared.path, f"cell {cell}, line {cell_row}, column {column or 1}: {message}")
+        return FileError(prepared.path, message, row, column)
+    except (ValueError, RecursionError, MemoryError, OverflowError):
+        return None  # the analysis reports these the same way when it gets the file
+    return None
+
+
 def analyse(prepared: Prepared, selection: Selection) -> FileResult:
     """Run the analysis on a prepared file and keep what the settings and `# noqa` let through.
 
@@ -227,7 +255,7 @@ def analyse(prepared: Prepared, selection: Selection) -> FileResult:
     current = prepared
     while True:
         try:
-            kept = program_diagnostics(current, selection)
+            kept, dependencies, incomplete = program_analysis(current, selection)
         except InputError as exc:
             errors.append(exc.error)
             if current.notebook is None or exc.cell is None or len(errors) > len(current.notebook.cells):
@@ -237,17 +265,32 @@ def analyse(prepared: Prepared, selection: Selection) -> FileResult:
             current = replace(current, notebook=current.notebook.without_cell(exc.cell))
             continue
         result = _result(prepared, to_file_coordinates(prepared, kept))
-        return replace(result, errors=tuple(errors))
+        return replace(result, errors=tuple(errors), dependencies=dependencies, incomplete=incomplete)
 
 
 def program_diagnostics(prepared: Prepared, selection: Selection) -> tuple[Diagnostic, ...]:
     """The findings the settings and `# noqa` let through, in program coordinates (InputError)."""
+    return program_analysis(prepared, selection)[0]
+
+
+def program_analysis(
+    prepared: Prepared, selection: Selection
+) -> tuple[tuple[Diagnostic, ...], tuple[str, ...], tuple[str, ...]]:
+    """`program_diagnostics`, with the project modules the result depends on and what the analysis
+    left incomplete."""
     program_lines = split_lines(prepared.program)
-    return tuple(
+    exemption = file_exemption(prepared.program)
+    if exemption.everything:
+        return (), (), ()
+    analysis = raw_analysis(prepared)
+    kept = tuple(
         diagnostic
-        for diagnostic in raw_diagnostics(prepared)
-        if selection.enabled(diagnostic.code) and not is_suppressed(diagnostic, program_lines)
+        for diagnostic in analysis.diagnostics
+        if selection.enabled(diagnostic.code)
+        and not exemption.covers(diagnostic.code)
+        and not is_suppressed(diagnostic, program_lines)
     )
+    return kept, tuple(path for path, _ in analysis.dependencies), analysis.incomplete
 
 
 def to_file_coordinates(prepared: Prepared, diagnostics: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
@@ -273,16 +316,20 @@ def _row_words(prepared: Prepared):  # type: ignore[no-untyped-def]
 
 def raw_diagnostics(prepared: Prepared) -> tuple[Diagnostic, ...]:
     """Every finding of every rule, in program coordinates; InputError for what stops the analysis."""
+    return raw_analysis(prepared).diagnostics
+
+
+def raw_analysis(prepared: Prepared) -> Analysis:
+    """`raw_diagnostics`, with the dependencies and the incomplete parts of the analysis."""
     if len(prepared.program) > MAX_ANALYSED_CHARS:
         size = f"{len(prepared.program) / 1e6:.1f} MB of code, the limit is {MAX_ANALYSED_CHARS / 1e6:g} MB"
         raise InputError(FileError(prepared.path, f"too large to analyse ({size}), not linted"))
-    from gradguard.analysis import analyze
+    from gradguard.analysis import analyze_file
     from gradguard.parse import ParseFailure
 
     try:
         describe = _row_words(prepared)
-        found = analyze(prepared.program, describe, path=prepared.path)
-        return tuple(found)
+        return analyze_file(prepared.program, describe, path=prepared.path)
     except ParseFailure as exc:
         cell = prepared.notebook.locate(exc.row)[0] if prepared.notebook and exc.row else None
         raise InputError(_parse_error(prepared, exc), cell) from None
@@ -308,20 +355,21 @@ def _parse_error(prepared: Prepared, exc: Exception) -> FileError:
 
 
 def is_suppressed(diagnostic: Diagnostic, lines: list[str]) -> bool:
-    """True when the flagged row carries `# noqa` or `# noqa: <this code>`."""
+    """True when the flagged row carries `# noqa` or `# noqa: <this code>`.
+
+    An unused-noqa finding (GG100) sits on the directive it reports, so only a directive naming GG100
+    itself silences it, never the directive being reported.
+    """
     row = diagnostic.span.start.row
     if not 1 <= row <= len(lines):
         return False
     line = lines[row - 1]
-    if "#" not in line:
-        return False
-    for match in _NOQA.finditer(line):
-        codes = match["codes"]
-        if codes is None:
-            return True
-        if diagnostic.code.upper() in {code.upper() for code in re.split(r"[,\s]+", codes) if code}:
-            return True
-    return False
+    if diagnostic.code == UNUSED_NOQA:
+        return any(
+            match["codes"] is not None and UNUSED_NOQA in split_codes(match["codes"])
+            for match in LINE_NOQA.finditer(line)
+        )
+    return line_suppresses(line, diagnostic.code)
 
 
 def map_to_cells(diagnostic: Diagnostic, notebook: Notebook) -> Diagnostic:

@@ -17,6 +17,7 @@ import re
 import stat
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -38,6 +39,7 @@ class FixOutcome:
     result: FileResult
     fixed: int = 0
     diff: str = ""
+    fixed_codes: tuple[str, ...] = ()  # the code of each finding the fixes removed (`--show-fixes`)
 
 
 class EditConflict(Exception):
@@ -178,13 +180,25 @@ def fix_notebook_round(prepared: Prepared, fixes: list[Fix]) -> tuple[dict[int, 
 
 
 def fix_prepared(
-    prepared: Prepared, selection: Selection, *, unsafe: bool
+    prepared: Prepared, selection: Selection, *, unsafe: bool, fixed_codes: list[str] | None = None
 ) -> tuple[Prepared, tuple[Diagnostic, ...], int, str | None]:
     """Apply fixes round after round (InputError when the file cannot be analysed at all).
 
     Returns the fixed file, its remaining findings (program coordinates), how many fixes were applied,
-    and a note when a round produced code that no longer parses (that round is undone).
+    and a note when a round produced code that no longer parses (that round is undone). `fixed_codes`,
+    when given, receives the code of each finding that is gone after the fixes.
     """
+    initial = program_diagnostics(prepared, selection)
+    fixed, remaining, total, note = _fix_rounds(prepared, initial, selection, unsafe)
+    if fixed_codes is not None and total:
+        gone = Counter(d.code for d in initial) - Counter(d.code for d in remaining)
+        fixed_codes.extend(sorted(gone.elements()))
+    return fixed, remaining, total, note
+
+
+def _fix_rounds(
+    prepared: Prepared, diagnostics: tuple[Diagnostic, ...], selection: Selection, unsafe: bool
+) -> tuple[Prepared, tuple[Diagnostic, ...], int, str | None]:
     from gradguard.notebook import dump_notebook, parse_notebook, replace_cell_sources
 
     def apply(current: Prepared, fixes: list[Fix]) -> tuple[Prepared, int]:
@@ -197,7 +211,6 @@ def fix_prepared(
         return Prepared(current.path, text, current.encoding, parse_notebook(text)), applied
 
     current = prepared
-    diagnostics = program_diagnostics(current, selection)
     total = 0
     for _ in range(MAX_ROUNDS):
         fixes = choose_fixes(diagnostics, unsafe)
@@ -372,7 +385,8 @@ def fix_file(
     The result holds the findings that remain after the fixes, in the fixed file's coordinates.
     """
     try:
-        fixed, remaining, count, note = fix_prepared(prepared, selection, unsafe=unsafe)
+        codes: list[str] = []
+        fixed, remaining, count, note = fix_prepared(prepared, selection, unsafe=unsafe, fixed_codes=codes)
         diff = unified_diff(prepared, fixed) if count else ""
         if count and write:
             try:
@@ -393,4 +407,4 @@ def fix_file(
         source=fixed.program,
         cells=fixed.notebook.cells if fixed.notebook is not None else (),
     )
-    return FixOutcome(result, count, diff)
+    return FixOutcome(result, count, diff, tuple(codes))

@@ -116,3 +116,5 @@ class FileResult:
     # Other files whose content the analysis read (a project module imported by this one): the cache
     # serves this result only while each of them is unchanged.
     dependencies: tuple[str, ...] = ()
+    # What the analysis did not follow to the end ("analysis incomplete in train(): step budget").
+    incomplete: tuple[str, ...] = ()

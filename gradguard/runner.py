@@ -26,9 +26,19 @@ from typing import TYPE_CHECKING
 
 from gradguard.cache import Cache, entry_key
 from gradguard.discovery import is_notebook
-from gradguard.engine import InputError, Prepared, analyse, prepare, prescreen, read_bytes, screen
+from gradguard.engine import (
+    InputError,
+    Prepared,
+    analyse,
+    prepare,
+    prescreen,
+    read_bytes,
+    screen,
+    syntax_error,
+)
 from gradguard.fixes import FixOutcome, digest, remove_leftover_temps
 from gradguard.model import Applicability, FileError, FileResult
+from gradguard.syntax_index import CompiledIndex
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -199,13 +209,14 @@ def _lint_files(
     workers: int | None,
 ) -> list[FixOutcome]:
     total = len(files)
+    compiled = CompiledIndex(cache.folder if cache is not None else None)
     outcomes: list[FixOutcome | None] = [None] * total
     prepared: dict[int, Prepared] = {}
     seen: dict[int, _Seen] = {}
     jobs: list[Job] = []
     for index, path in enumerate(files):
         selection = resolver.for_file(path).selection(path)
-        triaged = _triage(index, path, selection, cache, mode, seen)
+        triaged = _triage(index, path, selection, cache, mode, seen, compiled)
         if isinstance(triaged, FixOutcome):
             outcomes[index] = triaged
             continue
@@ -261,6 +272,7 @@ def _lint_files(
         # Largest first, so that no big file starts last and keeps one worker busy alone.
         jobs.sort(key=lambda job: len(job.text), reverse=True)
         run_pool(jobs, min(workers, len(jobs)), finished, run_job)
+    compiled.save()  # after the jobs, which create the cache folder when there is anything to cache
     return [outcome for outcome in outcomes if outcome is not None]
 
 
@@ -271,6 +283,7 @@ def _triage(
     cache: Cache | None,
     mode: FixMode | None,
     seen: dict[int, _Seen],
+    compiled: CompiledIndex,
 ) -> FixOutcome | tuple[Prepared, str | None, bytes]:
     """Everything done to one file in this process: the index, reading, decoding, the prefilter and the
     cache. Returns the file's outcome, or what a job needs to analyse it. Nothing escapes for one file:
@@ -298,9 +311,11 @@ def _triage(
         item = None if notebook else prepare(data, path)
         stage = "prefiltering"
         if item is not None and not prescreen(data):
-            if cache is not None and info is not None:
+            stage = "checking the syntax of"
+            checked = _checked_skip(item, data, compiled)
+            if cache is not None and info is not None and checked.skipped:
                 cache.record(path, info, looked, fingerprint, notebook, None)
-            return FixOutcome(FileResult(path, skipped=True))
+            return FixOutcome(checked)
         key = None
         if cache is not None:
             stage = "reading the cache for"
@@ -316,6 +331,10 @@ def _triage(
         stage = "prefiltering"
         skipped = screen(item, data)
         if skipped is not None:
+            stage = "checking the syntax of"
+            skipped = _checked_skip(item, data, compiled)
+            if not skipped.skipped:
+                return FixOutcome(skipped)
             skipped = replace(skipped, source=None, cells=())
             if cache is not None and key is not None and notebook:
                 cache.put(key, skipped)  # spares parsing the notebook's JSON again next time
@@ -343,6 +362,17 @@ def _from_index(
     if hit is None or (mode is not None and mode.wants(hit)):
         return None
     return FixOutcome(_with_source(hit, None, path))
+
+
+def _checked_skip(item: Prepared, data: bytes, compiled: CompiledIndex) -> FileResult:
+    """A file the prefilter skips: not analysed, but a syntax error in it is still reported."""
+    if compiled.compiles(data):
+        return FileResult(item.path, skipped=True)
+    error = syntax_error(item)
+    if error is None:
+        compiled.add(data)
+        return FileResult(item.path, skipped=True)
+    return _attach_source(FileResult(item.path, errors=(error,)), item)
 
 
 def _shows_source(result: FileResult) -> bool:

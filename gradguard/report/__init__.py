@@ -11,10 +11,34 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from gradguard.config import OUTPUT_FORMATS
 from gradguard.model import FileResult
-from gradguard.report import concise, full, github, json_format, sarif, statistics
+from gradguard.report import (
+    concise,
+    full,
+    github,
+    gitlab,
+    json_format,
+    json_lines,
+    junit,
+    pylint,
+    rdjson,
+    sarif,
+    statistics,
+)
 
-FORMATS = ("concise", "full", "json", "github", "sarif")
+FORMATS = OUTPUT_FORMATS
+# The formats that write to a stream without colour or a summary: `emit(results, out=..., cwd=...)`.
+_PLAIN = {
+    "json": json_format,
+    "json-lines": json_lines,
+    "github": github,
+    "gitlab": gitlab,
+    "junit": junit,
+    "pylint": pylint,
+    "rdjson": rdjson,
+    "sarif": sarif,
+}
 
 
 def emit(
@@ -28,12 +52,8 @@ def emit(
         concise.emit(results, out=out, color=color, cwd=cwd, summary=summary)
     elif fmt == "full":
         full.emit(results, out=out, color=color, cwd=cwd, summary=summary)
-    elif fmt == "json":
-        json_format.emit(results, out=out, cwd=cwd)
-    elif fmt == "github":
-        github.emit(results, out=out, cwd=cwd)
-    elif fmt == "sarif":
-        sarif.emit(results, out=out, cwd=cwd)
+    elif fmt in _PLAIN:
+        _PLAIN[fmt].emit(results, out=out, cwd=cwd)
     else:
         raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
 

@@ -44,13 +44,16 @@ def render_rule(doc: RuleDoc, console: Console) -> None:
 
 
 def render_catalogue(docs: Iterable[RuleDoc], console: Console) -> None:
-    """Print a table of rules: code, name, severity, fix applicability and summary."""
+    """Print a table of rules: code, name, severity, fix applicability and summary.
+
+    Cells fold onto more lines in a narrow console instead of being cut short with an ellipsis.
+    """
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("Code", style="bold", no_wrap=True)
-    table.add_column("Name", style="cyan", no_wrap=True)
-    table.add_column("Severity", no_wrap=True)
-    table.add_column("Fix", no_wrap=True)
-    table.add_column("Summary")
+    table.add_column("Code", style="bold", no_wrap=True, min_width=5)
+    table.add_column("Name", style="cyan", overflow="fold")
+    table.add_column("Severity", overflow="fold")
+    table.add_column("Fix", overflow="fold")
+    table.add_column("Summary", overflow="fold")
     for doc in docs:
         table.add_row(
             doc.code,
@@ -60,3 +63,19 @@ def render_catalogue(docs: Iterable[RuleDoc], console: Console) -> None:
             doc.summary,
         )
     console.print(table)
+
+
+def rule_json(doc: RuleDoc) -> dict[str, str]:
+    """One rule as `gradguard rule --output-format json` prints it (ruff's keys where it has them)."""
+    return {
+        "code": doc.code,
+        "name": doc.name,
+        "summary": doc.summary,
+        "message": doc.message,
+        "fix": doc.fix_title,
+        "fix_applicability": doc.fix_applicability.value,
+        "severity": doc.severity.value,
+        "torch_error": doc.torch_error,
+        "url": doc.url,
+        "explanation": display_body(doc),
+    }

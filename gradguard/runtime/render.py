@@ -48,8 +48,24 @@ def _path(filename: str | None) -> str:
     return filename if relative.startswith("..") else relative
 
 
+def location(filename: str | None, line: int | str | None) -> str:
+    """`path:line`, or IPython's own `Cell In[N], line L` for a notebook or IPython cell."""
+    from gradguard.runtime.source import cell_number
+
+    number = cell_number(filename)
+    if number is not None:
+        return f"Cell In[{number}], line {line}"
+    return f"{_path(filename)}:{line}"
+
+
+def _split_location(text: str) -> str:
+    """A `file:line` text as `location` shows it."""
+    filename, _, line = text.rpartition(":")
+    return location(filename, line) if filename else text
+
+
 def _site(site: CallSite) -> str:
-    return f"{_path(site.filename)}:{site.line} in {site.function}()"
+    return f"{location(site.filename, site.line)} in {site.function}()"
 
 
 def _rule_title(code: str) -> str:
@@ -84,7 +100,7 @@ def rows(d: Diagnosis) -> list[tuple[str, str, str]]:
         index = f", call #{d.failing_call.call_index}" if d.failing_call.call_index is not None else ""
         out.append(("failing call", _site(d.failing_call) + index, d.failing_call.source))
     if d.called_by:
-        out.append(("called by", _path(d.called_by.rsplit(":", 1)[0]) + ":" + d.called_by.rsplit(":", 1)[1], ""))
+        out.append(("called by", _split_location(d.called_by), ""))
     if d.error is ErrorKind.DOUBLE_BACKWARD:
         if d.freed_by:
             how = "" if d.freed_by_exact else " (inferred from creation order)"
@@ -105,7 +121,7 @@ def rows(d: Diagnosis) -> list[tuple[str, str, str]]:
         if "." in d.carrier.expression and scope.isidentifier() and scope[:1].isupper():
             where = f" on {scope}"
         assigned = (
-            f", last assigned at {_path(d.carrier.filename)}:{d.carrier.line}" if d.carrier.line is not None else ""
+            f", last assigned at {location(d.carrier.filename, d.carrier.line)}" if d.carrier.line is not None else ""
         )
         aliases = f" (also {', '.join(d.carrier.aliases[:3])})" if d.carrier.aliases else ""
         label = "tensor" if d.error is ErrorKind.INPLACE_MODIFIED else "carrier"
@@ -113,7 +129,7 @@ def rows(d: Diagnosis) -> list[tuple[str, str, str]]:
     for label, text in d.details:
         if label == "modified at":
             where, _, code = text.partition(": ")
-            out.append((label, _path(where.rsplit(":", 1)[0]) + ":" + where.rsplit(":", 1)[1], code))
+            out.append((label, _split_location(where), code))
             continue
         out.append((label, text, ""))
     out.append(("why", reason_for(d), ""))
@@ -153,11 +169,13 @@ def panel(d: Diagnosis) -> Any:
 
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold cyan", no_wrap=True)
-    table.add_column()
+    table.add_column(overflow="fold")
     for label, text, code in rows(d):
-        cell: Any = Text(text)
+        cell: Any = Text(text, overflow="fold")
         if code:
-            cell = Group(Text(text), Syntax(code, "python", theme="ansi_dark", background_color="default"))
+            # Wrapped, never cut: the fix line is the one a user copies, whatever the terminal's width.
+            syntax = Syntax(code, "python", theme="ansi_dark", background_color="default", word_wrap=True)
+            cell = Group(Text(text, overflow="fold"), syntax)
         table.add_row(label, cell)
     return Panel(table, title=Text(headline(d), style="bold red"), title_align="left", border_style="red")
 
@@ -257,7 +275,9 @@ def _display_after_cell(shell: Any, d: Diagnosis) -> None:
             pass
         from IPython.display import display
 
-        display({"text/html": panel_html(d), "text/plain": note_text(d)}, raw=True)
+        from gradguard.runtime.picture import svg
+
+        display({"text/html": panel_html(d) + svg(d), "text/plain": note_text(d)}, raw=True)
 
     shell.events.register("post_run_cell", _show)
 

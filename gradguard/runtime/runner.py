@@ -120,7 +120,27 @@ def _locate(target: str, module: bool) -> tuple[str | None, int]:
     return None, 0
 
 
-def run_program(target: str, args: list[str], *, module: bool, report: str | None, deep: bool = False) -> int:
+def _write_html(path: str, diagnosis: Any) -> bool:
+    from gradguard.runtime.picture import html_report
+
+    page = html_report(diagnosis) if diagnosis is not None else "<!DOCTYPE html>\n<p>gradguard: no autograd error</p>\n"
+    try:
+        Path(path).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        print(f"gradguard run: cannot write the HTML report to {path}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    return True
+
+
+def run_program(
+    target: str,
+    args: list[str],
+    *,
+    module: bool,
+    report: str | None,
+    deep: bool = False,
+    report_html: str | None = None,
+) -> int:
     """Run `target` (a script path, or a module name with `module=True`) under the monitor.
 
     Returns the program's exit code: 0 on success, the `SystemExit` code, 1 for an uncaught
@@ -165,12 +185,14 @@ def run_program(target: str, args: list[str], *, module: bool, report: str | Non
             _print_uncaught(exc)
             code = 1
         _wait_for_threads()
-        if report is not None:
+        if report is not None or report_html is not None:
             diagnosis = None
             if state is not None:
                 diagnosis = state.diagnosis_for(error) if error is not None else None
                 diagnosis = diagnosis or state.last_diagnosis()
-            if not _write_report(report, diagnosis) and code == 0:
+            if report is not None and not _write_report(report, diagnosis) and code == 0:
+                code = 2
+            if report_html is not None and not _write_html(report_html, diagnosis) and code == 0:
                 code = 2
         return code
     finally:

@@ -9,12 +9,29 @@ from __future__ import annotations
 
 import ast
 import linecache
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import CodeType
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def cell_number(filename: str | None) -> int | None:
+    """The execution count of the IPython cell compiled as `filename` (the N of `Cell In[N]`), or None.
+
+    IPython compiles each cell to a temporary file name (`/tmp/ipykernel_<pid>/<hash>.py`) and keeps the
+    name-to-count map on its compiler; outside IPython, or for a real file, there is none.
+    """
+    if not filename or "IPython" not in sys.modules:
+        return None
+    try:
+        shell = sys.modules["IPython"].get_ipython()
+        number = shell.compile._filename_map.get(filename) if shell is not None else None
+    except Exception:  # noqa: BLE001 - IPython's internals vary across versions; fall back to the path
+        return None
+    return number if isinstance(number, int) else None
 
 
 def unparse(node: ast.AST) -> str:

@@ -72,7 +72,12 @@ def test_noqa_end_to_end(project: Project) -> None:
     project.write("c.py", with_comment("  # noqa"))
     project.write("d.py", with_comment("  # noqa: GG003"))
     project.write("e.py", with_comment("  # noqa: E501"))
-    assert project.codes_by_file() == {"d.py": [("GG001", GG001_ROW)], "e.py": [("GG001", GG001_ROW)]}
+    # GG003 silences nothing in b.py and d.py: GG100 says so, on the directive's line.
+    assert project.codes_by_file() == {
+        "b.py": [("GG100", GG001_ROW)],
+        "d.py": [("GG001", GG001_ROW), ("GG100", GG001_ROW)],
+        "e.py": [("GG001", GG001_ROW)],
+    }
 
 
 def _notebook(cells: list[tuple[str, str]]) -> str:

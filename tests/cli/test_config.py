@@ -149,10 +149,16 @@ def test_unknown_code_on_the_command_line_exits_2(project: Project) -> None:
     _assert_config_error(project, ("--select", "GG001,XY12"), "--select", "'XY12'")
 
 
-def test_a_per_file_pattern_that_matches_nothing_exits_2(project: Project) -> None:
+def test_a_per_file_pattern_that_matches_nothing_is_a_warning_not_an_error(project: Project) -> None:
+    """A typo'd pattern must not block every pre-commit run: it is said on stderr, and linting goes on."""
     project.write("pyproject.toml", "[tool.gradguard.per-file-ignores]\n'tset/*.py' = ['GG001']\n")
     project.write("tests/test_a.py", GG001_SOURCE)
-    _assert_config_error(project, (), "pyproject.toml", "per-file-ignores", "'tset/*.py'", "matches no file")
+    result = project.lint()
+    assert result.exit_code == 1, result.output
+    assert "tests/test_a.py:" in result.stdout
+    for needle in ("warning:", "pyproject.toml", "per-file-ignores", "'tset/*.py'", "matches no file"):
+        assert needle in result.stderr
+    assert "warning" not in project.lint("-q").stderr
 
 
 def test_a_per_file_pattern_for_files_not_linted_now_is_accepted(project: Project) -> None:

@@ -57,7 +57,7 @@ def test_colour_when_asked_and_same_text_underneath(fmt: str) -> None:
     assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == render(all_results(), fmt, color=False)
 
 
-@pytest.mark.parametrize("fmt", ["json", "github", "sarif"])
+@pytest.mark.parametrize("fmt", ["json", "json-lines", "github", "gitlab", "junit", "pylint", "rdjson", "sarif"])
 def test_machine_formats_never_colour(fmt: str) -> None:
     assert "\x1b" not in render(all_results(), fmt, color=True)
 
@@ -82,12 +82,23 @@ def test_output_does_not_depend_on_the_order_results_arrive_in(fmt: str) -> None
 
 
 def test_unknown_format_is_a_value_error() -> None:
-    with pytest.raises(ValueError, match="concise, full, json, github, sarif"):
-        render(all_results(), "junit")
+    with pytest.raises(ValueError, match="concise, full, json, json-lines, github, gitlab, junit, pylint, rdjson, sarif"):
+        render(all_results(), "xml")
 
 
 def test_formats_are_the_documented_ones() -> None:
-    assert report.FORMATS == ("concise", "full", "json", "github", "sarif")
+    assert report.FORMATS == (
+        "concise",
+        "full",
+        "json",
+        "json-lines",
+        "github",
+        "gitlab",
+        "junit",
+        "pylint",
+        "rdjson",
+        "sarif",
+    )
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ RULE_MODULES = REPO / "gradguard" / "rules"
 SEVERITY = {f"GG{n:03d}": Severity.ERROR for n in range(1, 9)} | {
     "GG009": Severity.WARNING,
     "GG010": Severity.WARNING,
+    "GG100": Severity.WARNING,
 }
 DEFAULT_FIX = {
     "GG001": Applicability.UNSAFE,
@@ -33,6 +34,7 @@ DEFAULT_FIX = {
     "GG008": Applicability.SAFE,
     "GG009": Applicability.UNSAFE,
     "GG010": Applicability.UNSAFE,
+    "GG100": Applicability.SAFE,
 }
 TORCH_ERROR = "Trying to backward through the graph a second time"
 HEADING = re.compile(r"^(#{1,2}) (.+)$", re.MULTILINE)

@@ -1,0 +1,291 @@
+"""What `gradguard lint` does once click has read its options: lint, fix, add `# noqa`, report.
+
+Kept apart from `cli.py` so the commands stay a thin layer of options. Output goes where ruff sends it:
+findings to stdout (or `--output-file`), everything meant for a person (progress, "Fixed ...", warnings,
+file errors of the machine formats) to stderr; `-q` keeps only the findings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+import click
+
+if TYPE_CHECKING:
+    from gradguard.config import Resolver
+    from gradguard.fixes import FixOutcome
+    from gradguard.model import FileError, FileResult
+    from gradguard.runner import FixMode
+
+# Formats whose output a program reads: file errors also go to stderr, where a person sees them.
+MACHINE_FORMATS = ("json", "json-lines", "sarif", "github", "gitlab", "junit", "pylint", "rdjson")
+NO_FILES = "No Python files found under the given path(s)"
+
+
+@dataclass(frozen=True)
+class Options:
+    """The output-related options of one `gradguard lint` run."""
+
+    fmt: str
+    statistics: bool = False
+    quiet: bool = False
+    show_fixes: bool = False
+    fix_only: bool = False
+    exit_non_zero_on_fix: bool = False
+    output_file: Path | None = None
+
+
+def use_color(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def warn(message: str) -> None:
+    """A warning for a person, on stderr (ruff's `warning: ...`)."""
+    click.echo(f"warning: {message}", err=True)
+
+
+def display(path: str, cwd: Path) -> str:
+    """A path relative to `cwd` when it lies inside it."""
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute, cwd)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def error_line(error: FileError, cwd: Path) -> str:
+    """`path:row:col: error: message`, as a person reads it on stderr."""
+    where = display(error.path, cwd)
+    if error.row is not None:
+        where += f":{error.row}:{error.column or 1}"
+    return f"{where}: error: {error.message}"
+
+
+@contextlib.contextmanager
+def report_stream(output_file: Path | None) -> Iterator[TextIO]:
+    """stdout, or the `--output-file` (its folder created), written as UTF-8."""
+    if output_file is None:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    with contextlib.ExitStack() as stack:
+        try:
+            output_file.parent.mkdir(parents=True, exist_ok=True)
+            handle = stack.enter_context(open(output_file, "w", encoding="utf-8", newline="\n"))
+        except OSError as exc:
+            from gradguard.config import ConfigError
+
+            raise ConfigError(f"--output-file {output_file}: {exc.strerror or exc}") from None
+        yield handle
+
+
+def plural(count: int, word: str) -> str:
+    """`1 finding`, `2 findings`."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def show_fixes(outcomes: list[FixOutcome], cwd: Path) -> None:
+    """ruff's `--show-fixes`: per file, how many findings of each rule the fixes removed (stderr)."""
+    from gradguard.report._common import rule_name
+
+    fixed = [outcome for outcome in outcomes if outcome.fixed_codes]
+    if not fixed:
+        return
+    total = sum(len(outcome.fixed_codes) for outcome in fixed)
+    click.echo(f"Fixed {plural(total, 'finding')}:", err=True)
+    for outcome in sorted(fixed, key=lambda o: display(o.result.path, cwd)):
+        click.echo(f"- {display(outcome.result.path, cwd)}:", err=True)
+        for code, count in sorted(Counter(outcome.fixed_codes).items()):
+            click.echo(f"    {count} \u00d7 {code} ({rule_name(code)})", err=True)
+
+
+def report(
+    results: list[FileResult], outcomes: list[FixOutcome], *, options: Options, cwd: Path, mode: FixMode | None
+) -> int:
+    """Print what the run found and return the exit code."""
+    from gradguard import report as reporters
+
+    errors = [error for result in results for error in result.errors]
+    fixed = sum(outcome.fixed for outcome in outcomes)
+    fixed_exit = 1 if options.exit_non_zero_on_fix and fixed else 0
+    if mode is not None and not mode.write:
+        with report_stream(options.output_file) as out:
+            for outcome in outcomes:
+                if outcome.diff:
+                    out.write(outcome.diff)
+        for error in errors:
+            click.echo(error_line(error, cwd), err=True)
+        if not options.quiet:
+            click.echo(f"Would fix {plural(fixed, 'finding')}.", err=True)
+        return 2 if errors else (1 if fixed else 0)
+    if options.fix_only:
+        for error in errors:
+            click.echo(error_line(error, cwd), err=True)
+        if options.show_fixes and not options.quiet:
+            show_fixes(outcomes, cwd)
+        elif not options.quiet:
+            click.echo(f"Fixed {plural(fixed, 'finding')}.", err=True)
+        return 2 if errors else fixed_exit
+    if options.statistics or options.fmt in MACHINE_FORMATS or options.output_file is not None:
+        for error in errors:
+            click.echo(error_line(error, cwd), err=True)
+    shown = [result for result in results if result.diagnostics or result.errors]
+    if not options.quiet:
+        # Giving up is a fact: the parts of a file the analysis did not follow to the end.
+        incomplete = [(result.path, line) for result in results for line in result.incomplete]
+        for path, line in incomplete:
+            click.echo(f"{display(path, cwd)}: note: {line}", err=True)
+        if options.statistics and incomplete:
+            files = len({path for path, _ in incomplete})
+            click.echo(f"analysis incomplete in {plural(files, 'file')} ({plural(len(incomplete), 'part')})", err=True)
+    with report_stream(options.output_file) as out:
+        color = options.output_file is None and use_color(out)
+        if options.statistics:
+            reporters.emit_statistics(shown, out=out, color=color, summary=not options.quiet)
+        else:
+            reporters.emit(shown, fmt=options.fmt, out=out, color=color, cwd=cwd, summary=not options.quiet)
+    if mode is not None and fixed and not options.quiet:
+        if options.show_fixes:
+            show_fixes(outcomes, cwd)
+        else:
+            files = sum(1 for outcome in outcomes if outcome.fixed)
+            click.echo(f"Fixed {plural(fixed, 'finding')} in {plural(files, 'file')}.", err=True)
+    if errors:
+        return 2
+    return 1 if any(result.diagnostics for result in results) else fixed_exit
+
+
+def lint_stdin(
+    filename: str | None, resolver: Resolver, mode: FixMode | None, options: Options, cwd: Path
+) -> int:
+    """`gradguard lint -`: lint (or fix) the text on stdin as if it were the file `filename`.
+
+    With `--fix`, the fixed text goes to stdout and the findings left to stderr, as ruff does, so an
+    editor can pipe a buffer through it.
+    """
+    from gradguard import engine
+    from gradguard.fixes import FixOutcome, fix_prepared, unified_diff
+    from gradguard.model import FileResult
+
+    path = filename or "-"
+    data = sys.stdin.buffer.read()
+    selection = resolver.for_file(os.path.join(str(cwd), path)).selection(path)
+    try:
+        item = engine.prepare(data, path)
+    except engine.InputError as exc:
+        if mode is not None and mode.write:
+            sys.stdout.buffer.write(data)
+        return report([FileResult(path, errors=(exc.error,))], [], options=options, cwd=cwd, mode=None)
+    if mode is None:
+        result = _check_text(item, data, selection)
+        return report([result], [FixOutcome(result)], options=options, cwd=cwd, mode=None)
+    codes: list[str] = []
+    try:
+        fixed, remaining, count, note = fix_prepared(item, selection, unsafe=mode.unsafe, fixed_codes=codes)
+    except engine.InputError as exc:
+        fixed, remaining, count, note = item, (), 0, None
+        errors: tuple[FileError, ...] = (exc.error,)
+    else:
+        errors = (engine.FileError(path, note),) if note else ()
+    result = FileResult(
+        path,
+        diagnostics=engine.to_file_coordinates(fixed, remaining),
+        errors=errors,
+        source=fixed.program,
+        cells=fixed.notebook.cells if fixed.notebook is not None else (),
+    )
+    outcome = FixOutcome(result, count, unified_diff(item, fixed) if count else "", tuple(codes))
+    if not mode.write:
+        return report([result], [outcome], options=options, cwd=cwd, mode=mode)
+    sys.stdout.write(fixed.source)
+    sys.stdout.flush()
+    # The fixed text owns stdout: what is left to say goes to stderr.
+    with contextlib.redirect_stdout(sys.stderr):
+        code = report([result], [outcome], options=options, cwd=cwd, mode=mode)
+    return code
+
+
+def _check_text(item: object, data: bytes, selection: object) -> FileResult:
+    from gradguard import engine
+    from gradguard.model import FileResult
+
+    assert isinstance(item, engine.Prepared)
+    if engine.screen(item, data) is not None:
+        error = engine.syntax_error(item)
+        return FileResult(item.path, errors=(error,), source=item.program) if error else FileResult(item.path)
+    return engine.analyse(item, selection)  # type: ignore[arg-type]
+
+
+def add_noqa(results: list[FileResult], cwd: Path) -> int:
+    """`--add-noqa`: a `# noqa: CODES` on every line with a finding; returns the exit code.
+
+    Each file is written atomically only if it did not change since it was linted, and only if the
+    result still compiles (a directive cannot follow a line continuation).
+    """
+    from gradguard.engine import InputError, prepare, read_bytes
+    from gradguard.fixes import digest, write_atomic
+    from gradguard.noqa import add_directives
+
+    added = 0
+    failed = False
+    for result in sorted((r for r in results if r.diagnostics), key=lambda r: display(r.path, cwd)):
+        try:
+            data = read_bytes(result.path)
+            item = prepare(data, result.path)
+            by_cell: dict[int | None, dict[int, set[str]]] = {}
+            for diagnostic in result.diagnostics:
+                rows = by_cell.setdefault(diagnostic.cell, {})
+                rows.setdefault(diagnostic.span.start.row, set()).add(diagnostic.code)
+            text, count = _with_directives(item, by_cell, add_directives)
+            if count:
+                write_atomic(result.path, text.encode(item.encoding), digest(data))
+            added += count
+        except InputError as exc:
+            click.echo(error_line(exc.error, cwd), err=True)
+            failed = True
+    click.echo(f"Added {plural(added, 'noqa directive')}.", err=True)
+    return 2 if failed or any(r.errors for r in results) else 0
+
+
+def _with_directives(item, by_cell, add_directives) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+    """The file's new text with the directives added (InputError when it would no longer compile)."""
+    from gradguard.engine import InputError
+    from gradguard.model import FileError
+
+    if item.notebook is None:
+        text, count = add_directives(item.source, by_cell.get(None, {}))
+        check = [text]
+    else:
+        from gradguard.notebook import dump_notebook, replace_cell_sources
+
+        sources = dict(item.notebook.cells)
+        changed: dict[int, str] = {}
+        count = 0
+        for cell, rows in by_cell.items():
+            if cell in sources:
+                changed[cell], added = add_directives(sources[cell], rows)
+                count += added
+        text = dump_notebook(replace_cell_sources(item.notebook.document, changed), item.source)
+        check = []  # cells may hold IPython syntax; a comment at a line's end never breaks a cell
+    for source in check:
+        try:
+            compile(source, item.path, "exec", dont_inherit=True)
+        except SyntaxError:
+            raise InputError(
+                FileError(item.path, "noqa directives not added: the file would no longer compile")
+            ) from None
+        except (ValueError, RecursionError, MemoryError):
+            pass
+    return text, count

@@ -1,0 +1,322 @@
+"""The language server: pygls over stdio, one analysis per document version, results kept warm.
+
+Each open document (or notebook) is linted on open, change and save with the settings of the nearest
+configuration (`pyproject.toml` / `gradguard.toml`, walking up from the file). The last result of every
+document is kept, so code actions and hover answer from it without analysing again; a change re-analyses
+only the document that changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import dataclass, field
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from gradguard import __version__
+from gradguard.model import Applicability, Diagnostic, FileResult
+from gradguard.server import convert
+
+FIX_ALL = "source.fixAll.gradguard"
+DEBOUNCE_SECONDS = 0.05
+
+
+@dataclass
+class Checked:
+    """The last analysis of one document: its text, its result, and for a notebook its cells' URIs."""
+
+    version: int | None
+    text: str
+    result: FileResult
+    lines: list[str]
+    cell_uris: dict[int, str] = field(default_factory=dict)  # notebook cell index (1-based) -> URI
+    cell_lines: dict[int, list[str]] = field(default_factory=dict)
+    fixed_all: str | None = None  # the text with every safe fix applied, computed on first request
+
+
+def _path(uri: str) -> str:
+    return to_fs_path(uri) or uri
+
+
+def lint_text(text: str, path: str) -> FileResult:
+    """Lint a document's text with the settings that apply to `path` (its syntax checked even when skipped)."""
+    from gradguard import engine
+    from gradguard.config import ConfigError, Resolver
+    from gradguard.model import FileError
+
+    try:
+        settings = Resolver(os.path.dirname(os.path.abspath(path))).for_file(path)
+    except ConfigError as exc:
+        return FileResult(path, errors=(FileError(path, f"configuration: {exc}"),))
+    try:
+        prepared = engine.prepare(text.encode("utf-8", "surrogatepass"), path)
+    except engine.InputError as exc:
+        return FileResult(path, errors=(exc.error,), source=text)
+    if engine.screen(prepared) is not None:
+        error = engine.syntax_error(prepared)
+        return FileResult(path, errors=(error,) if error else (), source=prepared.program, cells=())
+    return engine.analyse(prepared, settings.selection(path))
+
+
+class GradguardServer(LanguageServer):
+    """A LanguageServer that remembers the last result of every document."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "gradguard",
+            __version__,
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                notebook_selector=[
+                    types.NotebookDocumentFilterWithCells(
+                        cells=[types.NotebookCellLanguage(language="python")], notebook="jupyter-notebook"
+                    )
+                ]
+            ),
+        )
+        self.checked: dict[str, Checked] = {}
+        self.cell_owner: dict[str, str] = {}  # cell URI -> notebook URI
+
+    def check_document(self, uri: str) -> None:
+        """Lint a text document and publish its diagnostics."""
+        document = self.workspace.get_text_document(uri)
+        if document.uri in self.cell_owner:
+            return
+        text = document.source
+        result = lint_text(text, _path(uri))
+        lines = text.splitlines()
+        self.checked[uri] = Checked(document.version, text, result, lines)
+        self._publish(uri, result.diagnostics, lines, result, version=document.version)
+
+    def check_notebook(self, uri: str) -> None:
+        """Lint a notebook (its cells in order, as Jupyter runs them) and publish per cell."""
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is None:
+            return
+        cells_json = []
+        cell_uris: dict[int, str] = {}
+        cell_lines: dict[int, list[str]] = {}
+        for index, cell in enumerate(notebook.cells, start=1):
+            text = self.workspace.get_text_document(cell.document).source
+            code = cell.kind == types.NotebookCellKind.Code
+            cells_json.append(
+                {"cell_type": "code" if code else "markdown", "metadata": {}, "source": text}
+                | ({"execution_count": None, "outputs": []} if code else {})
+            )
+            cell_uris[index] = cell.document
+            cell_lines[index] = text.splitlines()
+            self.cell_owner[cell.document] = uri
+        document = {
+            "cells": cells_json,
+            "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+        path = _path(uri)
+        if not path.endswith(".ipynb"):
+            path += ".ipynb"
+        result = lint_text(json.dumps(document), path)
+        self.checked[uri] = Checked(notebook.version, "", result, [], cell_uris, cell_lines)
+        for index, cell_uri in cell_uris.items():
+            found = tuple(d for d in result.diagnostics if d.cell == index)
+            self._publish(cell_uri, found, cell_lines[index], None, notebook=self.checked[uri])
+
+    def _publish(
+        self,
+        uri: str,
+        found: tuple[Diagnostic, ...],
+        lines: list[str],
+        result: FileResult | None,
+        notebook: Checked | None = None,
+        version: int | None = None,
+    ) -> None:
+        out = []
+        for item in found:
+            uris: list[str] = []
+            texts: list[list[str]] = []
+            if notebook is not None:
+                for cell in item.related_cells:
+                    cell_index = cell if cell is not None else item.cell or 0
+                    uris.append(notebook.cell_uris.get(cell_index, uri))
+                    texts.append(notebook.cell_lines.get(cell_index, lines))
+            out.append(convert.diagnostic(item, lines, uri, uris, texts))
+        if result is not None:
+            out.extend(convert.error_diagnostic(e.message, e.row, e.column, lines) for e in result.errors)
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=out, version=version)
+        )
+
+    def findings(self, uri: str) -> tuple[list[Diagnostic], list[str], Checked | None]:
+        """The findings of a document (a notebook cell's, for a cell URI) and its lines."""
+        owner = self.cell_owner.get(uri)
+        if owner is not None and owner in self.checked:
+            checked = self.checked[owner]
+            index = next((i for i, u in checked.cell_uris.items() if u == uri), None)
+            found = [d for d in checked.result.diagnostics if d.cell == index]
+            return found, checked.cell_lines.get(index or 0, []), checked
+        checked = self.checked.get(uri)
+        if checked is None:
+            return [], [], None
+        return list(checked.result.diagnostics), checked.lines, checked
+
+
+server = GradguardServer()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: GradguardServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.check_document(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+async def did_change(ls: GradguardServer, params: types.DidChangeTextDocumentParams) -> None:
+    # Typing sends a change per keystroke: analyse only the version that is still the latest once the
+    # burst pauses, not every intermediate one.
+    uri, version = params.text_document.uri, params.text_document.version
+    await asyncio.sleep(DEBOUNCE_SECONDS)
+    if ls.workspace.get_text_document(uri).version == version:
+        ls.check_document(uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: GradguardServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.check_document(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: GradguardServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.checked.pop(params.text_document.uri, None)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+def notebook_open(ls: GradguardServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    ls.check_notebook(params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def notebook_change(ls: GradguardServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    ls.check_notebook(params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+def notebook_save(ls: GradguardServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    ls.check_notebook(params.notebook_document.uri)
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL]
+    ),
+)
+def code_action(ls: GradguardServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """A quick fix per fix (labelled safe or unsafe), `# noqa` per finding, and "fix all safe"."""
+    from gradguard.noqa import with_codes_added
+
+    uri = params.text_document.uri
+    found, lines, checked = ls.findings(uri)
+    wanted = params.context.only
+    actions: list[types.CodeAction] = []
+    first, last = params.range.start.line + 1, params.range.end.line + 1
+    for item in found:
+        if not (item.span.start.row <= last and item.span.end.row >= first):
+            continue
+        lsp_diagnostic = convert.diagnostic(item, lines, uri)
+        if item.fix is not None:
+            safe = item.fix.applicability is Applicability.SAFE
+            edits = [convert.text_edit(edit, lines) for edit in item.fix.edits]
+            actions.append(
+                types.CodeAction(
+                    title=f"{item.code}: {item.fix.message} ({'safe' if safe else 'unsafe'} fix)",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[lsp_diagnostic],
+                    is_preferred=safe,
+                    edit=types.WorkspaceEdit(changes={uri: edits}),
+                )
+            )
+        row = item.span.start.row
+        line = lines[row - 1] if 1 <= row <= len(lines) else None
+        new = with_codes_added(line, [item.code]) if line is not None else None
+        if new is not None and new != line:
+            edit = types.TextEdit(
+                range=types.Range(types.Position(row - 1, 0), types.Position(row - 1, len(line.encode("utf-16-le")) // 2)),  # type: ignore[union-attr]
+                new_text=new,
+            )
+            actions.append(
+                types.CodeAction(
+                    title=f"{item.code}: add `# noqa: {item.code}`",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[lsp_diagnostic],
+                    edit=types.WorkspaceEdit(changes={uri: [edit]}),
+                )
+            )
+    wants_source = not wanted or any(str(kind).startswith("source") for kind in wanted)
+    if wants_source and checked is not None and not checked.cell_uris and any(
+        d.fix is not None and d.fix.applicability is Applicability.SAFE for d in found
+    ):
+        if checked.fixed_all is None:
+            checked.fixed_all = _fix_all_safe(checked.text, _path(uri)) or checked.text
+        fixed = checked.fixed_all
+        if fixed != checked.text:
+            end = types.Position(len(lines), 0)
+            actions.append(
+                types.CodeAction(
+                    title="gradguard: fix all safe fixes",
+                    kind=FIX_ALL,
+                    edit=types.WorkspaceEdit(
+                        changes={uri: [types.TextEdit(types.Range(types.Position(0, 0), end), fixed)]}
+                    ),
+                )
+            )
+    if wanted:
+        actions = [a for a in actions if a.kind is not None and any(str(a.kind).startswith(str(k)) for k in wanted)]
+    return actions
+
+
+def _fix_all_safe(text: str, path: str) -> str | None:
+    from gradguard import engine
+    from gradguard.config import ConfigError, Resolver
+    from gradguard.fixes import fix_prepared
+
+    try:
+        settings = Resolver(os.path.dirname(os.path.abspath(path))).for_file(path)
+        fixed, _, count, note = fix_prepared(engine.Prepared(path, text, "utf-8"), settings.selection(path), unsafe=False)
+    except (ConfigError, engine.InputError):
+        return None
+    return fixed.source if count and note is None else None
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: GradguardServer, params: types.HoverParams) -> types.Hover | None:
+    """The rule's document, on a finding or on a code written in a `# noqa` comment."""
+    import re
+
+    from gradguard.report._common import display_body, rule_doc
+
+    found, lines, _ = ls.findings(params.text_document.uri)
+    row = params.position.line + 1
+    code = None
+    line = lines[row - 1] if 1 <= row <= len(lines) else ""
+    column = convert.to_location(params.position, lines).column
+    for match in re.finditer(r"GG\d{3}", line):
+        if match.start() < column <= match.end() + 1:
+            code = match.group()
+    if code is None:
+        for item in found:
+            if item.span.start.row <= row <= item.span.end.row:
+                code = item.code
+                break
+    doc = rule_doc(code) if code else None
+    if doc is None:
+        return None
+    header = f"**{doc.code} {doc.name}**: {doc.summary}\n\n[Document]({doc.url})\n\n"
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=header + display_body(doc)))
+
+
+def serve() -> None:
+    """Run the server on stdin/stdout until the client says exit."""
+    server.start_io()
