@@ -148,6 +148,11 @@ def _names_in(node: cst.CSTNode) -> set[str]:
     return found
 
 
+def names_read(statement: cst.CSTNode) -> set[str]:
+    """The names (and attribute chains) a statement reads."""
+    return _names_in(statement)
+
+
 def reads_name(statement: cst.CSTNode, name: str) -> bool:
     """Whether a statement mentions `name` outside what it assigns."""
     if isinstance(statement, cst.SimpleStatementLine):

@@ -299,6 +299,10 @@ class RunOutcome:
         """True when the fixture raised torch's "backward through the graph a second time" error."""
         return self.error_type == "RuntimeError" and DOUBLE_BACKWARD_MESSAGE in (self.error_message or "")
 
+    def raised(self, message: str) -> bool:
+        """True when the fixture raised a RuntimeError whose message holds `message`."""
+        return self.error_type == "RuntimeError" and message in (self.error_message or "")
+
 
 @dataclass(frozen=True)
 class _Job:

@@ -61,6 +61,8 @@ class Met:
     created_loops: tuple[cst.CSTNode, ...]
     # The branches the failing call ran under (see `Freed.conditions`).
     conditions: tuple[tuple[cst.CSTNode, bool], ...] = ()
+    # The last earlier backward that retained the graph this one goes through.
+    retained_by: CallInfo | None = None
 
 
 
@@ -151,15 +153,20 @@ class AutogradEvents:
         if state.dead:
             return
         self.backwarded.update(value.nodes)
+        self.last_backward = value.nodes
         for read in [*value.via, *self.reads_behind(value.top)]:
             current: Read | None = read
             while current is not None:
                 self.backward_holders.add(current.holder.key)
                 current = current.outer
+        retained_by: list[CallInfo] = []
         for retained_call, (nodes, stamps) in self.retains.items():
             # The same call counts too: a retaining backward in a loop over one precomputed graph.
-            if translate(nodes, stamps, state.epochs) & value.nodes:
+            kept = translate(nodes, stamps, state.epochs) & value.nodes
+            if kept:
                 self.retains_needed.add(retained_call)
+                if retained_call is not info:
+                    retained_by.append(retained_call)
         stale = frozenset(n for n in value.nodes if n in state.freed)
         self.call_roots.setdefault(info, value.top)
         # Only freed nodes that kept saved tensors make the second pass fail.
@@ -187,7 +194,8 @@ class AutogradEvents:
             created = self.origins.get(min(stale))
             self.conflicts[key] = Met(info, why.call, value, stale, why, boundary,
                                       created.loops if created is not None else (),
-                                      tuple(frame.conditions) if frame is not None else ())
+                                      tuple(frame.conditions) if frame is not None else (),
+                                      retained_by[-1] if retained_by else None)
 
     def invariant_assumptions(self, state: State, frame: Frame | None) -> frozenset[tuple[str, bool]]:
         """The conditions of this path that every iteration of the loops around takes the same way
@@ -306,14 +314,36 @@ class AutogradEvents:
             return self.derive(call, [(expr, value), (None, inputs)], state, frame, source=True)
         return FRESH
 
-    def optimizer_step(self, optimizer: Value, label: str | None, state: State) -> None:
-        """Remember which optimizer stepped since each node was freed."""
+    def optimizer_step(self, optimizer: Value, label: str | None, state: State,
+                       call: cst.CSTNode | None = None, frame: Frame | None = None) -> None:
+        """Remember which optimizer stepped since each node was freed; the graphs still alive that
+        saved the parameters it updates are changed under them (`Freed.by_step`)."""
         owner = optimizer.ref if isinstance(optimizer.ref, str) else (label or "optimizer")
         if owner.startswith("?"):
             self.optimizer_owners.add(owner)
         for node, why in list(state.freed.items()):
             if owner not in why.stepped:
                 state.freed[node] = replace(why, stepped=why.stepped | {owner})
+        if call is None or frame is None or state.dead:
+            return
+        # Whose parameters an optimizer of unknown modules updates: those the last backward
+        # before its step went through (a step follows the backward that filled its gradients).
+        unknown = owner.startswith("?") or not isinstance(optimizer.ref, str)
+        touched = []
+        for node in state.held_nodes():
+            site, generation = divmod(node, GENERATIONS)
+            if node in state.freed or generation == GENERATIONS - 1:
+                continue  # the summary generation stands for many calls: no evidence
+            owners = self.module_calls.get((site, state.epochs.get(site, 0) - generation))
+            if owners and (node in self.last_backward if unknown else _owns(owner, owners)):
+                touched.append(node)
+        if not touched:
+            return
+        info = self.call_info(call, "step", None, False, False, frame)
+        step = Freed(info, frozenset({owner}), conditions=tuple(frame.conditions),
+                     assumed=self.invariant_assumptions(state, frame), by_step=True)
+        for node in touched:
+            state.freed[node] = step
 
     def note_accumulation(self, target: cst.BaseExpression, item: Value, item_expr: cst.CSTNode | None,
                           statement: cst.CSTNode, state: State, frame: Frame, container: bool) -> None:
@@ -334,3 +364,9 @@ class AutogradEvents:
                                                      frame.loops[-1], nodes, item_holder.key)
 
 
+
+
+def _owns(owner: str, labels: frozenset[str]) -> bool:
+    """Whether an optimizer of `owner`'s parameters updates a module called as one of `labels`
+    (`netD`, or `self.critic` for an optimizer of `self.critic.parameters()`)."""
+    return any(label == owner or label.startswith(owner + ".") for label in labels)

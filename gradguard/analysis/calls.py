@@ -67,7 +67,11 @@ class CallEvaluation:
         if callee.kind is Kind.INSTANCE and isinstance(callee.ref, ClassInfo):
             method = self.method_of(callee.ref, "forward") or self.method_of(callee.ref, "__call__")
             if method is not None:
-                result = self.call_function(method, args, kwargs, state, frame, callee, call)
+                self.owners.append(label or "")
+                try:
+                    result = self.call_function(method, args, kwargs, state, frame, callee, call)
+                finally:
+                    self.owners.pop()
                 if label is not None and result.nodes:
                     result = replace(result, label=label)
                 return self.run_hooks(call, callee, args, result, state, frame)
@@ -236,7 +240,11 @@ class CallEvaluation:
             info = self.method_of(receiver.ref, method)
             if info is not None:
                 args, kwargs = self.eval_args(call, state, frame)
-                result = self.call_function(info, args, kwargs, state, frame, receiver, call)
+                self.owners.append(label or "")
+                try:
+                    result = self.call_function(info, args, kwargs, state, frame, receiver, call)
+                finally:
+                    self.owners.pop()
                 if "step" in method and receiver.ref.is_optimizer:
                     # An optimizer of this file (SAM's first_step/second_step) updates weights.
                     self.optimizer_step(receiver, label, state)
@@ -332,7 +340,7 @@ class CallEvaluation:
                 times = 2 if receiver.qual in K.MULTI_CLOSURE_OPTIMIZERS else 1
                 for _ in range(times):
                     self.call_function(closure.ref, [], {}, state, frame, None, call)
-            self.optimizer_step(receiver, label, state)
+            self.optimizer_step(receiver, label, state, call, frame)
             return UNKNOWN
         if method in ("zero_grad", "train", "eval", "to", "cuda", "cpu") and (
                 receiver.kind in (Kind.MODULE, Kind.OPTIMIZER, Kind.INSTANCE) or label in self.module_names):

@@ -176,6 +176,8 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         cause = Cause.GRAD_FREED
     if failing.kind == "framework" or freed_by.kind == "framework":
         cause = Cause.FRAMEWORK
+    if why.by_step:
+        cause = Cause.STEPPED
     if read is not None:
         entry = _entry_statement(read, loop)
     consumer_stepped = bool(carrier and stepped_reads(carrier.first_reads, why.stepped))
@@ -183,7 +185,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
     only_freeing = [c for c in why.conditions if c not in met.conditions]
     return Conflict(failing, freed_by, cause, carrier, why.stepped, loop, entry, root_defs,
                     _function_of(read) if read is not None else None, consumer_stepped,
-                    only_freeing[-1] if only_freeing else None)
+                    only_freeing[-1] if only_freeing else None, met.retained_by)
 
 
 def _best_boundary(boundary: list[Boundary]) -> Boundary | None:

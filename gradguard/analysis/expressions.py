@@ -100,6 +100,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.scope_names: dict[cst.CSTNode, Bindings] = {}
         self.class_roles: dict[str, dict[str, Role]] = {}
         self.loop_names: dict[cst.CSTNode, frozenset[str]] = {}
+        # Module calls by (site, how many times it had been evaluated): the module called and the
+        # objects whose methods were running, whose parameters their nodes saved.
+        self.module_calls: dict[tuple[int, int], frozenset[str]] = {}
+        self.owners: list[str] = []
+        self.last_backward: frozenset[int] = frozenset()
         # The project modules imported code comes from (`project.py`), as they are read.
         self.project: Project | None = None
         self.loaded_modules: set[ModuleInfo] = set()
@@ -598,7 +603,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
         site = self.site(node)
         if source or self.saves_tensors(node, state, frame):
             self.saving.add(site)
+        owners = frozenset({*self.owners, *([consumer] if consumer else [])}) if source else frozenset()
         epoch = state.epochs.get(site, 0)
+        if owners:
+            # By evaluation count, not node id: paths run apart age node ids apart.
+            self.module_calls[(site, epoch + 1)] = owners
         if epoch:
             state.rename_site(site)
             self._age_origin(site)
@@ -612,7 +621,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         for read in reads:
             sites.update(n // GENERATIONS for n in read.top)
         stamps = {site_: state.epochs.get(site_, 0) for site_ in sites}
-        self.origins[current] = Origin(reads, parents, tuple(frame.loops), node, stamps)
+        self.origins[current] = Origin(reads, parents, tuple(frame.loops), node, stamps, owners)
         labels = {v.label for _, v in operands if v.label and v.nodes}
         # `torch.tanh(G(z))` still comes from `G`: a single producing module names the result.
         return Value(Kind.TENSOR, nodes, frozenset({current}), True,
@@ -709,7 +718,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 merged = previous.reads + [r for r in origin.reads if r not in previous.reads][:8]
                 self.origins[last] = Origin(merged[:16], previous.parents | origin.parents,
                                             previous.loops, previous.expr,
-                                            {**previous.stamps, **origin.stamps})
+                                            {**previous.stamps, **origin.stamps},
+                                            previous.owners | origin.owners)
 
     @staticmethod
     def statement(frame: Frame) -> cst.CSTNode | None:

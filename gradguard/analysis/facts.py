@@ -30,6 +30,7 @@ class Cause(StrEnum):
     BUILT_BEFORE_LOOP = "built-before-loop"  # computed once, before the loop or at construction
     MEMOIZED = "memoized"  # cached on first use and reused afterwards
     FRAMEWORK = "framework"  # the training framework calls backward again
+    STEPPED = "stepped"  # an optimizer step changed parameters a retained graph saved
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class Conflict:
     consumer_stepped: bool = False
     # The branch the freeing call ran under and the failing call did not: (`if` statement, arm).
     condition: tuple[cst.CSTNode, bool] | None = None
+    # The earlier backward whose `retain_graph=True` kept the failing graph alive (STEPPED).
+    retained_by: CallInfo | None = None
 
 
 @dataclass(frozen=True)

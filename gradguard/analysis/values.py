@@ -189,6 +189,9 @@ class Freed:
     # an older generation was folded in (rather than because only some paths freed it).
     assumed: frozenset[tuple[str, bool]] = frozenset()
     aged: bool = False
+    # Not freed but changed: an optimizer step (`call`) updated in place the parameters this node
+    # saved, so a backward through it fails with "modified by an inplace operation".
+    by_step: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -246,6 +249,9 @@ class Origin:
     # How many times each site behind `parents` and the reads had been evaluated when this node
     # was made: node ids recorded then are translated to today's generations with it.
     stamps: dict[int, int] = field(default_factory=dict)
+    # For a module call: the module called and the objects whose methods ran it (whose
+    # parameters the node saved; `AutogradEvents.optimizer_step`).
+    owners: frozenset[str] = frozenset()
 
     def now(self, nodes: frozenset[int], epochs: dict[int, int]) -> frozenset[int]:
         """`nodes` as recorded here, renamed to the generations they have in a state with `epochs`."""

@@ -448,3 +448,57 @@ def test_facts_of_a_file_name_the_freeing_call_in_another_module(tmp_path: Path)
     found = analyze(script.read_text(), path=str(script))
     assert [(d.span.start.row, d.code) for d in found] == [(9, "GG001")]
     assert "losses.py:6" in found[0].message
+
+
+# -- optimizer steps ------------------------------------------------------------------------------
+
+
+def test_a_retained_graph_through_a_stepped_module_is_found() -> None:
+    source = _program("""
+        def update(actor, critic, actor_opt, critic_opt, batches):
+            for s, target in batches:
+                q = critic(torch.cat([s, actor(s)], dim=1))
+                critic_loss = F.mse_loss(q, target)
+                critic_opt.zero_grad()
+                critic_loss.backward(retain_graph=True)
+                critic_opt.step()
+                actor_loss = -q.mean()
+                actor_opt.zero_grad()
+                actor_loss.backward()
+                actor_opt.step()
+        """)
+    assert _codes(source) == [(14, "GG011")]
+
+
+def test_a_correct_gan_step_with_optimizers_of_unseen_modules_is_clean() -> None:
+    source = _program("""
+        def train(netG, netD, loader, optG, optD):
+            for real in loader:
+                fake = netG(torch.randn(8, 16))
+                optD.zero_grad()
+                lossD = F.softplus(netD(fake.detach())).mean() + F.softplus(-netD(real)).mean()
+                lossD.backward()
+                optD.step()
+                optG.zero_grad()
+                lossG = F.softplus(-netD(fake)).mean()
+                lossG.backward()
+                optG.step()
+        """)
+    assert _codes(source) == []
+
+
+def test_a_step_of_another_module_leaves_a_retained_graph_valid() -> None:
+    source = _program("""
+        encoder, head_a, head_b = nn.Linear(4, 4), nn.Linear(4, 1), nn.Linear(4, 1)
+        opt_a = torch.optim.SGD(head_a.parameters(), lr=0.1)
+        opt_b = torch.optim.SGD([*encoder.parameters(), *head_b.parameters()], lr=0.1)
+        for step in range(3):
+            z = encoder(torch.randn(8, 4)).detach()
+            loss_a = head_a(z).mean()
+            loss_a.backward(retain_graph=True)
+            opt_a.step()
+            loss_b = head_b(encoder(torch.randn(8, 4))).mean()
+            loss_b.backward()
+            opt_b.step()
+        """)
+    assert [code for _, code in _codes(source)] == ["GG009"]  # the retain is needless, not wrong

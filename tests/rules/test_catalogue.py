@@ -21,6 +21,7 @@ RULE_MODULES = REPO / "gradguard" / "rules"
 SEVERITY = {f"GG{n:03d}": Severity.ERROR for n in range(1, 9)} | {
     "GG009": Severity.WARNING,
     "GG010": Severity.WARNING,
+    "GG011": Severity.ERROR,
     "GG100": Severity.WARNING,
 }
 DEFAULT_FIX = {
@@ -34,9 +35,13 @@ DEFAULT_FIX = {
     "GG008": Applicability.SAFE,
     "GG009": Applicability.UNSAFE,
     "GG010": Applicability.UNSAFE,
+    "GG011": Applicability.UNSAFE,
     "GG100": Applicability.SAFE,
 }
-TORCH_ERROR = "Trying to backward through the graph a second time"
+TORCH_ERROR = {
+    "*": "Trying to backward through the graph a second time",
+    "GG011": "one of the variables needed for gradient computation has been modified by an inplace operation",
+}
 HEADING = re.compile(r"^(#{1,2}) (.+)$", re.MULTILINE)
 UNFILLED = re.compile(r"\{\w*\}")
 
@@ -75,7 +80,7 @@ def test_front_matter(code: str) -> None:
     doc = catalogue.get(code)
     assert doc.severity is SEVERITY[code]
     assert doc.fix_applicability is DEFAULT_FIX[code]
-    assert doc.torch_error == TORCH_ERROR
+    assert doc.torch_error == TORCH_ERROR.get(code, TORCH_ERROR["*"])
     assert doc.summary.endswith(".") and "\n" not in doc.summary
     for text in (doc.message, doc.fix_title):
         assert text and not text.endswith("."), text

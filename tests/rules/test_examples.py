@@ -47,6 +47,7 @@ CARRIERS = {
     "GG008": ("loss",),
     "GG009": ("loss",),
     "GG010": ("history",),
+    "GG011": ("q",),
     "GG100": ("GG001",),  # no variable: the finding names the code the directive lists in vain
 }
 
