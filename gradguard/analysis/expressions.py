@@ -15,8 +15,8 @@ import libcst as cst
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
 from gradguard.analysis.calls import Args, CallEvaluation
-from gradguard.analysis.names import canonical, dotted, qualify
 from gradguard.analysis.evidence import Role, roles_in
+from gradguard.analysis.names import canonical, dotted, qualify
 from gradguard.analysis.project import ModuleInfo, Project
 from gradguard.analysis.scopes import Bindings, checked_locals
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State

@@ -13,7 +13,15 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from gradguard.analysis.conditions import MAX_PARTS, Atom, chains_of, decide, equality_of, key_of, strip_not
+from gradguard.analysis.conditions import (
+    MAX_PARTS,
+    Atom,
+    chains_of,
+    decide,
+    equality_of,
+    key_of,
+    strip_not,
+)
 from gradguard.analysis.expressions import BudgetExceeded, Evaluator
 from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
@@ -167,9 +175,7 @@ class Interpreter(Evaluator):
             frame.imports.update(import_bindings(small))
             for local in import_bindings(small):
                 self.forget(local, state, frame)
-        elif isinstance(small, cst.Global):
-            frame.global_names.update(n.name.value for n in small.names)
-        elif isinstance(small, cst.Nonlocal):
+        elif isinstance(small, cst.Global) or isinstance(small, cst.Nonlocal):
             frame.global_names.update(n.name.value for n in small.names)
         elif isinstance(small, cst.Del):
             self.exec_del(small.target, state, frame, line)

@@ -8,13 +8,13 @@ import time
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.project import ModuleInfo, Project
 from gradguard.analysis.evidence import Role, annotated_role, roles_in
 from gradguard.analysis.expressions import BudgetExceeded, role_value
 from gradguard.analysis.interpreter import Interpreter
 from gradguard.analysis.names import canonical, import_bindings, qualify
+from gradguard.analysis.project import ModuleInfo, Project
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
-from gradguard.analysis.values import UNKNOWN, CallInfo, Kind, Value
+from gradguard.analysis.values import CallInfo, Kind, Value
 
 
 def module_imports(module: cst.Module) -> dict[str, str]:

@@ -29,7 +29,7 @@ HeapKey = tuple[str, str]
 class State:
     """One abstract program state. Copied at branches, joined where paths meet."""
 
-    __slots__ = ("frames", "defs", "heap", "hdefs", "freed", "no_grad", "dead", "epochs", "assume")
+    __slots__ = ("assume", "dead", "defs", "epochs", "frames", "freed", "hdefs", "heap", "no_grad")
 
     def __init__(self) -> None:
         self.frames: list[dict[str, Value]] = [{}]

@@ -13,8 +13,8 @@ which is how an in-place `detach_()` reaches every name of the tensor.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from enum import Enum, auto
+from functools import lru_cache
 from typing import Any
 
 import libcst as cst

@@ -14,10 +14,10 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from fixture_support import FIXTURES
+from metamorphic import REWRITES
 
 from gradguard.analysis import analyze
-from metamorphic import REWRITES
-from fixture_support import FIXTURES
 
 SCRIPTS = sorted([*FIXTURES.glob("buggy/*.py"), *FIXTURES.glob("clean/*.py")])
 

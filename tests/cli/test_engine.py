@@ -15,7 +15,15 @@ import pytest
 from gradguard import analysis
 from gradguard.config import Settings
 from gradguard.engine import InputError, check_path, check_source, decode, prepare
-from gradguard.model import Applicability, Diagnostic, Edit, Fix, Related, Severity, Span
+from gradguard.model import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    Fix,
+    Related,
+    Severity,
+    Span,
+)
 from gradguard.notebook import parse_notebook, python_lines
 
 SETTINGS = Settings(root=Path("/"))
@@ -24,8 +32,8 @@ SETTINGS = Settings(root=Path("/"))
 def _report_rows(monkeypatch: pytest.MonkeyPatch, *places: tuple[str, int]) -> None:
     """Make the analysis report `code` at each `row` (column 1 to 5), with a related place and a fix."""
 
-    def fake(source: str, describe_row: object = None) -> tuple[Diagnostic, ...]:
-        return tuple(
+    def fake(source: str, describe_row: object = None, path: str | None = None) -> analysis.Analysis:
+        return analysis.Analysis(tuple(
             Diagnostic(
                 code=code,
                 message=f"{code} at {row}",
@@ -35,9 +43,9 @@ def _report_rows(monkeypatch: pytest.MonkeyPatch, *places: tuple[str, int]) -> N
                 fix=Fix("do it", Applicability.SAFE, (Edit(Span.of(row, 1, row, 1), "# "),)),
             )
             for code, row in places
-        )
+        ))
 
-    monkeypatch.setattr(analysis, "analyze", fake)
+    monkeypatch.setattr(analysis, "analyze_file", fake)
 
 
 # Decoding
@@ -105,19 +113,19 @@ def test_settings_filter_by_code_and_path(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_prefilter_skips_without_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
-    def explode(source: str, describe_row: object = None) -> tuple[Diagnostic, ...]:
+    def explode(source: str, describe_row: object = None, path: str | None = None) -> analysis.Analysis:
         raise AssertionError("a file without backward/grad must not be analysed")
 
-    monkeypatch.setattr(analysis, "analyze", explode)
+    monkeypatch.setattr(analysis, "analyze_file", explode)
     result = check_source("def f(x):\n    return x + 1\n", "a.py", SETTINGS)
     assert result.skipped and result.diagnostics == () and result.errors == ()
 
 
 def test_analysis_crash_is_a_file_error_not_an_exception(monkeypatch: pytest.MonkeyPatch) -> None:
-    def crash(source: str, describe_row: object = None) -> tuple[Diagnostic, ...]:
+    def crash(source: str, describe_row: object = None, path: str | None = None) -> analysis.Analysis:
         raise KeyError("unexpected node")
 
-    monkeypatch.setattr(analysis, "analyze", crash)
+    monkeypatch.setattr(analysis, "analyze_file", crash)
     result = check_source("loss.backward()\n", "a.py", SETTINGS)
     assert len(result.errors) == 1
     message = result.errors[0].message
@@ -229,13 +237,13 @@ def test_a_notebook_cell_that_does_not_parse_is_reported_and_the_rest_analysed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: list[str] = []
-    real = analysis.analyze
+    real = analysis.analyze_file
 
-    def spy(source: str, describe_row: object = None) -> tuple[Diagnostic, ...]:
+    def spy(source: str, describe_row: object = None, path: str | None = None) -> analysis.Analysis:
         seen.append(source)
-        return real(source, describe_row)  # type: ignore[arg-type]
+        return real(source, describe_row, path)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(analysis, "analyze", spy)
+    monkeypatch.setattr(analysis, "analyze_file", spy)
     text = _notebook(
         ("code", "import torch\nw = torch.ones(2, requires_grad=True)\n"),
         ("code", "def broken(:\n    loss.backward()\n"),

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from gradguard.config import Settings
 from gradguard.engine import check_source
 
@@ -30,11 +28,6 @@ def test_a_notebook_message_names_the_earlier_backward_by_cell_and_row() -> None
     assert "line 5" not in finding.message, finding.message  # program row 5 is cell 2, line 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="analysis false negative: a backward in one branch followed by an unconditional backward of the "
-    "same loss is not flagged (it raises whenever the branch runs: here at step 0)",
-)
 def test_a_backward_in_a_branch_then_again_unconditionally_is_flagged() -> None:
     source = """\
 import torch

@@ -69,7 +69,7 @@ def _install_death() -> None:
     marker = os.environ["GG_TEST_DIE_MARKER"]
     import gradguard.analysis
 
-    analyze = gradguard.analysis.analyze
+    analyze = gradguard.analysis.analyze_file
 
     def analyze_or_die(source: str, *args, **kwargs):  # type: ignore[no-untyped-def]
         at = source.find(marker)
@@ -79,7 +79,7 @@ def _install_death() -> None:
             _die(how)
         return analyze(source, *args, **kwargs)
 
-    gradguard.analysis.analyze = analyze_or_die
+    gradguard.analysis.analyze_file = analyze_or_die
 
 
 def _install_edit_before_write() -> None:
