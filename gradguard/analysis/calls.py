@@ -68,16 +68,20 @@ class CallEvaluation:
             method = self.method_of(callee.ref, "forward") or self.method_of(callee.ref, "__call__")
             if method is not None:
                 self.owners.append(label or "")
+                frozen = callee.ref.key in self.frozen_classes or (label is not None and label in self.frozen)
+                self.frozen_depth += frozen
                 try:
                     result = self.call_function(method, args, kwargs, state, frame, callee, call)
                 finally:
                     self.owners.pop()
+                    self.frozen_depth -= frozen
                 if label is not None and result.nodes:
                     result = replace(result, label=label)
                 return self.run_hooks(call, callee, args, result, state, frame)
         operands: Args = [*args, *((None, v) for v in kwargs.values())]
         is_module = callee.kind is Kind.MODULE or (callee.kind is Kind.INSTANCE)
-        if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or (label is not None and label in self.frozen):
+        if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or (label is not None and label in self.frozen) \
+                or (is_module and self.frozen_depth > 0):
             return self.derive(call, operands, state, frame, consumer=label)
         if is_module or (callee.kind is Kind.UNKNOWN and label is not None and label in self.module_names):
             result = self.derive(call, operands, state, frame, source=True, consumer=label)
@@ -192,11 +196,18 @@ class CallEvaluation:
             return value.value == "True"
         return None
 
-    def freeze(self, value: Value, label: str | None) -> None:
+    def freeze(self, value: Value, label: str | None, state: State | None = None,
+               frame: Frame | None = None) -> None:
         """`requires_grad_(False)` on a module or on each of its parameters: calls of that module
         build no graph of their own any more."""
         if value.label and value.label.startswith("params:"):
-            self.frozen.add(value.label.removeprefix("params:"))
+            owner = value.label.removeprefix("params:")
+            self.frozen.add(owner)
+            # `for p in self.parameters(): p.requires_grad = False` freezes every instance's calls.
+            held = self.lookup(owner, state, frame) if state is not None and frame is not None \
+                and "." not in owner else None
+            if held is not None and held.kind is Kind.INSTANCE and isinstance(held.ref, ClassInfo):
+                self.frozen_classes.add(held.ref.key)
         elif label is not None and (value.kind in (Kind.MODULE, Kind.INSTANCE) or label in self.module_names):
             self.frozen.add(label)
 
@@ -251,7 +262,8 @@ class CallEvaluation:
                 return result
             if method in ("parameters", "named_parameters", "buffers"):
                 self.eval_args(call, state, frame)
-                return Value(Kind.LIST, grad=method != "buffers")
+                return Value(Kind.LIST, grad=method != "buffers",
+                             label=f"params:{label}" if label and method != "buffers" else None)
             if method in ("register_buffer", "register_parameter") and call.args:
                 args, _ = self.eval_args(call, state, frame)
                 name_node = call.args[0].value
@@ -377,8 +389,9 @@ class CallEvaluation:
                 return Value(Kind.LIST, grad=True, label=f"params:{label}")
             if method in K.MODULE_EVIDENCE_METHODS or method in ("named_buffers",):
                 return UNKNOWN
-            result = self.derive(call, operands[1:], state, frame, source=True, consumer=dotted(func))
-            return result
+            # A method of a frozen module (`vae.encode(x)`) makes no graph of its own either.
+            frozen = label in self.frozen or self.frozen_depth > 0
+            return self.derive(call, operands[1:], state, frame, source=not frozen, consumer=dotted(func))
         if receiver.kind is Kind.DATA:
             return DATA
         if receiver.kind in (Kind.UNKNOWN, Kind.NONE, Kind.SCALAR) and not (receiver.nodes or receiver.grad):

@@ -13,6 +13,7 @@ from dataclasses import replace
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
+from gradguard.analysis.api import lookup
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
 from gradguard.analysis.calls import Args, CallEvaluation
 from gradguard.analysis.evidence import Role, roles_in
@@ -105,6 +106,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.module_calls: dict[tuple[int, int], frozenset[str]] = {}
         self.owners: list[str] = []
         self.last_backward: frozenset[int] = frozenset()
+        # Classes whose parameters are all frozen, and how many frozen modules' code is running.
+        self.frozen_classes: set[str] = set()
+        self.frozen_depth = 0
         # The project modules imported code comes from (`project.py`), as they are read.
         self.project: Project | None = None
         self.loaded_modules: set[ModuleInfo] = set()
@@ -379,7 +383,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 holder_value = self.peek(target.value, state, frame)
                 if holder_value is not None:
                     if isinstance(source, cst.Name) and source.value == "False":
-                        self.freeze(holder_value, dotted(target.value))
+                        self.freeze(holder_value, dotted(target.value), state, frame)
                     else:
                         state.replace_everywhere(holder_value, replace(holder_value, grad=True))
             elif value.nodes:
@@ -574,7 +578,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 return Value(Kind.FUNCTION, label=dotted(expr))
             if owner.ref.is_module and name not in ("training",):
                 # An attribute of a module that the model did not see being set: a parameter.
-                return Value(Kind.TENSOR, grad=True, label=dotted(expr))
+                frozen = owner.ref.key in self.frozen_classes
+                return Value(Kind.TENSOR, grad=not frozen, label=dotted(expr))
             return UNKNOWN
         if name in ("data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf", "ndim"):
             return FRESH if name in ("data", "grad") else SCALAR
@@ -701,6 +706,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 name = self.qualified(node.func, state, frame)
                 return name is not None and name not in K.NON_SAVING_FUNCTIONS
             name = self.qualified(node.func, state, frame)
+            if name is not None:
+                fact = lookup(name)
+                if fact is not None and fact.saves is False:
+                    return False
             return name not in K.NON_SAVING_FUNCTIONS
         return True
 

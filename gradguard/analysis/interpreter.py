@@ -635,7 +635,8 @@ class Interpreter(Evaluator):
             return Value(Kind.UNKNOWN, iterable.nodes, iterable.top, iterable.grad,
                          element=iterable.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT))
         if iterable.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT):
-            return UNKNOWN
+            # A list of leaves that require grad (`[torch.randn(3, requires_grad=True) ...]`).
+            return Value(Kind.TENSOR, grad=True) if iterable.grad else UNKNOWN
         return cut(iterable) if iterable.kind is Kind.TENSOR else UNKNOWN
 
     def tick(self) -> None:
