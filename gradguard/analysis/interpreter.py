@@ -32,6 +32,8 @@ from gradguard.analysis.values import DATA, NONE, UNKNOWN, Kind, Value, cut, joi
 # passes after which a loop that still changes is given up on (recorded, never silent).
 WIDEN_AFTER = 2
 MAX_LOOP_PASSES = 12
+# The key prefix of a condition as the previous iteration of a loop took it.
+_PREVIOUS = "previous iteration: "
 
 
 class Interpreter(Evaluator):
@@ -82,6 +84,9 @@ class Interpreter(Evaluator):
         if isinstance(statement, cst.With):
             self.tick()
             return self.with_parts(statement, state, frame)
+        if isinstance(statement, cst.Try):
+            self.tick()
+            return self.try_parts(statement, state, frame)
         self.exec_statement(statement, state, frame)
         return [state]
 
@@ -323,9 +328,16 @@ class Interpreter(Evaluator):
         targets = _target_names(statement.target)
 
         def carry(s: State) -> None:
-            # The next iteration binds the target again: conditions over it do not carry over.
-            for name in targets:
-                s.assign_invalidates(name=name)
+            # The next iteration binds the target again: a condition over it becomes what the
+            # previous iteration took (one iteration of history: the iterations after a freeing
+            # branch and after the other branch stay apart, without tying later tests to it).
+            for key in [k for k in s.assume if k.startswith(_PREVIOUS)]:
+                del s.assume[key]
+            for key, atom in list(s.assume.items()):
+                if any(dep.split(".", 1)[0] in targets for dep in atom.deps):
+                    del s.assume[key]
+                    s.assume[_PREVIOUS + key] = Atom(_PREVIOUS + key, atom.truth, frozenset(), frozenset(),
+                                                     atom.level, 0, atom.text)
 
         return self.run_loop(statement, statement.body, enter, lambda s: True, state, frame, carry)
 
@@ -477,6 +489,10 @@ class Interpreter(Evaluator):
         return None
 
     def exec_try(self, statement: cst.Try, state: State, frame: Frame) -> None:
+        self.merge_into(state, self.try_parts(statement, state, frame))
+
+    def try_parts(self, statement: cst.Try, state: State, frame: Frame) -> list[State]:
+        """A `try`: its body, handlers and `else` joined; its `finally` keeps its paths apart."""
         before = state.copy()
         self.exec_block(statement.body, state, frame, statement)
         outcomes = [state.copy()]
@@ -489,8 +505,11 @@ class Interpreter(Evaluator):
         if statement.orelse is not None:
             self.exec_block(statement.orelse.body, outcomes[0], frame, statement.orelse)
         self.merge_into(state, outcomes)
-        if statement.finalbody is not None and not state.dead:
-            self.exec_block(statement.finalbody.body, state, frame, statement.finalbody)
+        if state.dead:
+            return []
+        if statement.finalbody is not None:
+            return self.exec_parts(statement.finalbody.body, state, frame, statement.finalbody)
+        return [state]
 
     # -- definitions ---------------------------------------------------------------------
 

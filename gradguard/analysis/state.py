@@ -89,8 +89,9 @@ class State:
                     continue
                 # Weak when a path holding it never freed it; a path where it is only maybe freed
                 # does not outweigh one where it certainly is.
-                weak = any(node not in state.freed for state in holding) or all(
-                    state.freed[node].weak for state in holding)
+                # Weak unless every path holding it certainly freed it: a path where it is only
+                # maybe freed (a join further up) may well be one where it never was.
+                weak = any(node not in state.freed or state.freed[node].weak for state in holding)
                 if weak != why.weak:
                     result.freed[node] = replace(why, weak=weak)
         return result
@@ -265,7 +266,9 @@ def _aligned(states: list[State]) -> list[State]:
             state = state.copy()
             for site in lagging:
                 if state.epochs.get(site, 0) > 0:
-                    state.rename_site(site)
+                    # As many generations older as the site ran more often on the other path.
+                    for _ in range(min(latest[site] - state.epochs[site], GENERATIONS - 1)):
+                        state.rename_site(site)
                 state.epochs[site] = latest[site]
         result.append(state)
     return result
