@@ -193,3 +193,177 @@ def used_between(facts: FileFacts, first: cst.CSTNode, last: cst.CSTNode, name: 
     body = list(block.body)  # type: ignore[attr-defined]
     start, end = body.index(first), body.index(last)
     return any(reads_name(s, name) for s in body[start + 1 : end])
+
+
+def target_names(statement: cst.CSTNode | None) -> list[str]:
+    """The plain names an assignment statement binds (`a, b = ...` gives both)."""
+    names: list[str] = []
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    names.extend(_plain_names(target.target))
+    return names
+
+
+def _plain_names(node: cst.BaseExpression) -> list[str]:
+    if isinstance(node, cst.Name):
+        return [node.value]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [n for e in node.elements for n in _plain_names(e.value)]
+    return []
+
+
+def _dotted(node: cst.CSTNode) -> str | None:
+    from gradguard.analysis.names import dotted
+
+    return dotted(node) if isinstance(node, cst.BaseExpression) else None
+
+
+def distribution_names(module: cst.Module) -> tuple[frozenset[str], frozenset[str]]:
+    """The names a module gives torch.distributions classes (`Categorical`) and the module itself
+    (`D` in `import torch.distributions as D`), from its imports."""
+    classes: set[str] = set()
+    modules: set[str] = {"torch.distributions"}
+
+    class Imports(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            for alias in node.names:
+                name = _dotted(alias.name) or ""
+                if name.startswith("torch.distributions") and alias.asname is not None:
+                    modules.add(_dotted(alias.asname.name) or name)  # type: ignore[arg-type]
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            source = _dotted(node.module) if node.module is not None else ""
+            if isinstance(node.names, cst.ImportStar) or not source:
+                return
+            for alias in node.names:
+                local = _dotted(alias.asname.name) if alias.asname is not None else _dotted(alias.name)  # type: ignore[arg-type]
+                if local is None:
+                    continue
+                if source.startswith("torch.distributions"):
+                    classes.add(local)
+                elif source == "torch" and _dotted(alias.name) == "distributions":
+                    modules.add(local)
+
+    module.visit(Imports())
+    return frozenset(classes), frozenset(modules)
+
+
+def _is_distribution(call: cst.BaseExpression, module: cst.Module) -> bool:
+    if not isinstance(call, cst.Call):
+        return False
+    name = _dotted(call.func) or ""
+    classes, modules = distribution_names(module)
+    owner = name.rsplit(".", 1)[0] if "." in name else ""
+    return name in classes or owner in modules
+
+
+def _value_shape(value: cst.BaseExpression, module: cst.Module) -> str | None:
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    if isinstance(value, (cst.Float, cst.Integer)):
+        return "number"
+    if isinstance(value, cst.Call) and _dotted(value.func) in ("float", "int"):
+        return "number"
+    if isinstance(value, cst.Dict) or (isinstance(value, cst.Call) and _dotted(value.func) == "dict"):
+        return "dict"
+    if _is_distribution(value, module):
+        return "distribution"
+    return None
+
+
+def assignments_of(facts: FileFacts, name: str, near: cst.CSTNode | None) -> list[cst.BaseExpression]:
+    """The values assigned to `name` (plainly, `name = value`): in the function around `near` for a
+    plain name, anywhere in the module for an attribute (`self.h` may be set in `__init__`)."""
+    scope = _scope_of(facts, name, near)
+    values: list[cst.BaseExpression] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if any(_dotted(t.target) == name for t in node.targets):
+                values.append(node.value)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is not None and _dotted(node.target) == name:
+                values.append(node.value)
+
+    scope.visit(Finder())
+    return values
+
+
+def assigned_shape(facts: FileFacts, name: str, conflict: object) -> str | None:
+    """What the syntax of `name`'s assignments says it holds: "number" (a float or int literal, as an
+    accumulator starts), "dict", "distribution", or None when the syntax does not tell."""
+    near = getattr(getattr(conflict, "failing", None), "statement", None)
+    values = assignments_of(facts, name, near)
+    shapes = [_value_shape(v, facts.module) for v in values]
+    if "distribution" in shapes or "dict" in shapes:
+        return "distribution" if "distribution" in shapes else "dict"
+    # A number only while every assignment keeps it one (`total = 0.0`, `total = total + x`).
+    if "number" in shapes and all(shape == "number" or _self_update(v, name) for v, shape in zip(values, shapes)):
+        return "number"
+    return None
+
+
+def _self_update(value: cst.BaseExpression, name: str) -> bool:
+    return isinstance(value, cst.BinaryOperation) and _dotted(value.left) == name
+
+
+def detached_as(facts: FileFacts, expr: cst.BaseExpression, shape: str) -> str | None:
+    """`expr` detached as what it holds: a tensor, each element of a tuple, list or dict, a number
+    left as it is when it may still be one; None for what cannot be detached (a distribution)."""
+    code = facts.code(expr)
+    if shape == "tuple":
+        return f"tuple(h.detach() for h in {code})"
+    if shape == "list":
+        return f"[t.detach() for t in {code}]"
+    if shape == "dict":
+        return f"{{k: v.detach() for k, v in {code}.items()}}"
+    if shape == "number":
+        return f"({code}.detach() if hasattr({code}, 'detach') else {code})"
+    if shape == "distribution":
+        return None
+    return detached(facts, expr)
+
+
+def holder_expression(text: str) -> cst.BaseExpression | None:
+    """A holder's text (`hidden`, `self.h`) as an expression node, None when it is not one."""
+    try:
+        return cst.parse_expression(text)
+    except cst.ParserSyntaxError:
+        return None
+
+
+def tensor_method_calls(facts: FileFacts, name: str, near: cst.CSTNode | None,
+                        methods: tuple[str, ...]) -> list[tuple[cst.Call, cst.BaseExpression]]:
+    """The argument-less calls of tensor methods on `name` (`total.item()`, `total.detach().item()`),
+    each with the receiver they end at, in the scope `assignments_of` searches."""
+    found: list[tuple[cst.Call, cst.BaseExpression]] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in methods and not node.args:
+                receiver = func.value
+                while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+                        and receiver.func.attr.value in methods and not receiver.args:
+                    receiver = receiver.func.value
+                if _dotted(receiver) == name:
+                    found.append((node, receiver))
+                    return False
+            return True
+
+    _scope_of(facts, name, near).visit(Finder())
+    return found
+
+
+def _scope_of(facts: FileFacts, name: str, near: cst.CSTNode | None) -> cst.CSTNode:
+    """Where a holder's uses are looked for: the function around `near` for a plain name, else the
+    whole module."""
+    if "." not in name and near is not None:
+        current = facts.parent(near)
+        while current is not None and not isinstance(current, cst.FunctionDef):
+            current = facts.parent(current)
+        return current or facts.module
+    return facts.module

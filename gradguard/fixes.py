@@ -1,6 +1,8 @@
 """Apply fixes: edits to text, rounds of apply-and-re-analyse, and atomic writes that keep the file's form.
 
-A round applies every applicable fix whose edits do not overlap an edit already taken; the others wait
+Every fix is first checked alone (`gradguard.fixcheck`): applied to the text, it must parse, bind every
+name it uses, and make its finding disappear on re-analysis without adding one; a fix that fails stays
+a finding with its fix described in words. A round then applies every checked fix whose edits do not overlap an edit already taken; the others wait
 for the next round, which re-analyses the new text. Rounds stop when no fix applies (at most
 `MAX_ROUNDS`). Writing goes through a temporary file in the same folder and `os.replace`, keeping the
 permissions, the encoding, the BOM and the line endings, and never overwrites a file that changed on disk
@@ -20,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gradguard import fixcheck
 from gradguard.engine import InputError, Prepared, analyse, program_diagnostics, to_file_coordinates
 from gradguard.model import Applicability, Diagnostic, Edit, FileError, FileResult, Fix, Location, Span
 
@@ -195,8 +198,37 @@ def fix_prepared(
         text = dump_notebook(document, current.source)
         return Prepared(current.path, text, current.encoding, parse_notebook(text)), applied
 
+    def vetted(current: Prepared, diagnostics: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
+        return tuple(
+            diagnostic if not _wanted(diagnostic.fix, unsafe) else _vet(current, diagnostic, diagnostics)
+            for diagnostic in diagnostics
+        )
+
+    def _vet(current: Prepared, diagnostic: Diagnostic, diagnostics: tuple[Diagnostic, ...]) -> Diagnostic:
+        assert diagnostic.fix is not None
+        key = (current.source, diagnostic.fix)
+        if key not in verdicts:
+            verdicts[key] = refusal(current, diagnostic, diagnostics)
+        reason = verdicts[key]
+        return diagnostic if reason is None else fixcheck.by_hand(diagnostic, reason)
+
+    def refusal(current: Prepared, diagnostic: Diagnostic, diagnostics: tuple[Diagnostic, ...]) -> str | None:
+        assert diagnostic.fix is not None
+        candidate, applied = apply(current, [diagnostic.fix])
+        if applied == 0 or candidate.source == current.source:
+            return "its edits could not be applied"
+        try:
+            after = program_diagnostics(candidate, selection)
+        except InputError as exc:
+            return f"the fixed code does not parse ({exc.error.message})"
+        unbound = fixcheck.new_scope_problems(current.program, candidate.program)
+        if unbound:
+            return "it would use " + ", ".join(f"`{name}`" for name in unbound) + " where no value is bound to it"
+        return fixcheck.reanalysis_problem(diagnostic, diagnostics, after)
+
+    verdicts: dict[tuple[str, Fix], str | None] = {}
     current = prepared
-    diagnostics = program_diagnostics(current, selection)
+    diagnostics = vetted(current, program_diagnostics(current, selection))
     total = 0
     for _ in range(MAX_ROUNDS):
         fixes = choose_fixes(diagnostics, unsafe)
@@ -225,7 +257,7 @@ def fix_prepared(
                     "it was undone, please report it"
                 )
                 return current, diagnostics, total, note
-        current, diagnostics = candidate, diagnostics_after
+        current, diagnostics = candidate, vetted(candidate, diagnostics_after)
         total += applied
     return current, diagnostics, total, None
 

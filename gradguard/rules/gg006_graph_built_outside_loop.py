@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit, Location, Span
@@ -17,7 +18,7 @@ class GraphBuiltOutsideLoop(ConflictRule):
     code = "GG006"
     causes = frozenset({Cause.BUILT_BEFORE_LOOP, Cause.MEMOIZED})
 
-    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+    def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
         edits, title = _fix(facts, conflict)
         return FixPlan(tuple(edits), title)
 

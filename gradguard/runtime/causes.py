@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from gradguard import causes as model
 from gradguard.runtime import source as src
 from gradguard.runtime.carrier import Candidate
 from gradguard.runtime.context import Context
@@ -217,6 +218,9 @@ def fix_facts(
         if source is not None:
             called = src.method_calls_between(source, freed_site.line, failing_site.line)
             facts["between_steps"] = any("step" in name for name in called)
+            between = [source.line(row) for row in range(freed_site.line + 1, failing_site.line)]
+            facts["grads_read_between"] = model.reads_grads(between)
+    facts["same_call"] = _same_site(culprit, context.failure.record)
     if carrier is not None and carrier.source:
         facts["assignment_statement"] = carrier.source
     home = context.home(candidate) if candidate is not None else None

@@ -1,0 +1,139 @@
+"""Checks a fix must pass before it is offered: its text parses, it leaves no name unbound where it is
+used, its finding disappears on re-analysis without a new one appearing.
+
+Pure functions over texts and diagnostics; `gradguard.fixes` applies each fix alone and asks these.
+The scope check compares the suspicious name uses of the program before and after the fix, so code that
+already relied on late binding (a name set later in a loop behind a flag) is not held against a fix.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections import Counter
+from collections.abc import Iterable
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
+from libcst.metadata.scope_provider import (
+    Access,
+    BuiltinAssignment,
+    ClassScope,
+    ComprehensionScope,
+    FunctionScope,
+    GlobalScope,
+    Scope,
+)
+
+from gradguard.model import Diagnostic
+
+_BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__builtins__",
+                                        "__loader__", "__package__", "__path__", "get_ipython", "display"}
+
+
+def scope_problems(source: str) -> Counter[str]:
+    """Names read where no binding can reach them (a use before every assignment of its own scope, or
+    a name bound in no scope around it), counted per name; None-safe for text that does not parse."""
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError:
+        return Counter({"<syntax>": 1})
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    positions = wrapper.resolve(PositionProvider)
+    found: Counter[str] = Counter()
+    seen: set[int] = set()
+    for scope in scopes.values():
+        if scope is None or id(scope) in seen:
+            continue
+        seen.add(id(scope))
+        for access in scope.accesses:
+            name = _access_name(access)
+            if name is None or name in _BUILTINS or not _unbound(access, scope, positions):
+                continue
+            found[name] += 1
+    return found
+
+
+def _access_name(access: Access) -> str | None:
+    node = access.node
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _position(positions: object, node: cst.CSTNode) -> tuple[int, int] | None:
+    found = positions.get(node)  # type: ignore[attr-defined]
+    return (found.start.line, found.start.column) if found is not None else None
+
+
+def _unbound(access: Access, scope: Scope, positions: object) -> bool:
+    """No assignment reaches the access: none at all, or, in the access's own function or module
+    scope, only ones that come after it in the text."""
+    referents = [r for r in access.referents if not isinstance(r, BuiltinAssignment)]
+    if not referents:
+        return not any(isinstance(r, BuiltinAssignment) for r in access.referents) \
+            and not _declared_elsewhere(scope, access)
+    if isinstance(scope, (ClassScope, ComprehensionScope)):
+        return False
+    if not isinstance(scope, (FunctionScope, GlobalScope)):
+        return False
+    own = [r for r in referents if getattr(r, "scope", None) is scope]
+    if len(own) != len(referents):
+        return False  # bound in an enclosing scope: looked up when the function runs
+    used_at = _position(positions, access.node)
+    if used_at is None:
+        return False
+    for referent in own:
+        node = getattr(referent, "node", None)
+        at = _position(positions, node) if isinstance(node, cst.CSTNode) else None
+        if at is None or at <= used_at:
+            return False
+    return True
+
+
+def _declared_elsewhere(scope: Scope, access: Access) -> bool:
+    """`from x import *` makes every unknown name possibly bound."""
+    name = _access_name(access)
+    if name is None:
+        return True
+    current: Scope | None = scope
+    while current is not None:
+        if "*" in current:
+            return True
+        parent = getattr(current, "parent", None)
+        current = parent if parent is not current else None
+    return False
+
+
+def new_scope_problems(before: str, after: str) -> list[str]:
+    """The names a fix leaves unbound that were not unbound before it."""
+    grown = scope_problems(after) - scope_problems(before)
+    return sorted(grown)
+
+
+def finding_counts(diagnostics: Iterable[Diagnostic]) -> Counter[str]:
+    """How many findings of each rule."""
+    return Counter(d.code for d in diagnostics)
+
+
+def reanalysis_problem(fixed: Diagnostic, before: Iterable[Diagnostic], after: Iterable[Diagnostic]) -> str | None:
+    """Why the findings after a fix do not show it worked (its finding still there, or a new one), or
+    None. Findings are matched by rule, since the fix moves the rows of those below it."""
+    expected = finding_counts(before)
+    expected[fixed.code] -= 1
+    found = finding_counts(after)
+    for code, count in sorted(found.items()):
+        if count > max(expected[code], 0):
+            if code == fixed.code:
+                return f"the {code} finding is still reported after the fix"
+            return f"the fix introduces a new {code} finding"
+    return None
+
+
+def by_hand(diagnostic: Diagnostic, reason: str) -> Diagnostic:
+    """The finding with its fix withheld: the fix's title stays in the message, as what to do by hand."""
+    from dataclasses import replace
+
+    if diagnostic.fix is None:
+        return diagnostic
+    title = diagnostic.fix.message.rstrip(".")
+    message = f"{diagnostic.message} (fix by hand: {title}; the automatic fix was withheld because {reason})"
+    return replace(diagnostic, fix=None, message=message)
