@@ -367,3 +367,104 @@ def _scope_of(facts: FileFacts, name: str, near: cst.CSTNode | None) -> cst.CSTN
             current = facts.parent(current)
         return current or facts.module
     return facts.module
+
+
+def read_names(statement: cst.CSTNode) -> set[str]:
+    """The plain names a statement reads (its assigned value, or the whole statement)."""
+    found: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)
+            return False
+
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            value = getattr(small, "value", None)
+            (value if isinstance(value, cst.CSTNode) else small).visit(Collector())
+            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                for target in targets:  # `self.w = ...` reads `self` too
+                    if isinstance(target, (cst.Attribute, cst.Subscript)):
+                        target.value.visit(Collector())
+    else:
+        statement.visit(Collector())
+    return found
+
+
+def rebound_in(loop: cst.CSTNode, names: set[str]) -> bool:
+    """Whether the loop (its target or its body) assigns any of `names`."""
+    bound: set[str] = set()
+
+    class Binder(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            pass
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            bound.update(_plain_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            bound.update(_plain_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            bound.update(_plain_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            bound.update(_plain_names(node.target))
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            if isinstance(node.name, cst.BaseExpression):
+                bound.update(_plain_names(node.name))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            bound.update(_plain_names(node.target))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            bound.add(node.name.value)
+            return False
+
+    loop.visit(Binder())
+    return bool(bound & names)
+
+
+def enclosing_function(facts: FileFacts, node: cst.CSTNode) -> cst.FunctionDef | None:
+    """The innermost function definition around a node."""
+    current = facts.parent(node)
+    while current is not None and not isinstance(current, cst.FunctionDef):
+        current = facts.parent(current)
+    return current
+
+
+def inside(facts: FileFacts, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+    """Whether `node` lies within `container`."""
+    current: cst.CSTNode | None = node
+    while current is not None:
+        if current is container:
+            return True
+        current = facts.parent(current)
+    return False
+
+
+def first_parameter(function: cst.FunctionDef | None) -> str | None:
+    """The name of a function's first positional parameter (`self` of a method)."""
+    if function is None:
+        return None
+    params = [*function.params.posonly_params, *function.params.params]
+    return params[0].name.value if params else None
+
+
+def renamed(statement: cst.CSTNode, old: str, new: str) -> cst.CSTNode:
+    """The statement with every plain name `old` replaced by the expression `new`."""
+    replacement = cst.parse_expression(new)
+
+    class Renamer(cst.CSTTransformer):
+        def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+            return replacement if updated.value == old else updated
+
+        def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+            return updated.with_changes(attr=original.attr)  # `x.self` keeps its attribute name
+
+    return statement.visit(Renamer())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import ClassVar
 
@@ -124,9 +124,15 @@ class ConflictRule(Rule):
             if conflict.cause in self.causes and self.applies(conflict):
                 plan = self.fix(facts, conflict, self.decide(facts, conflict))
                 edits = [] if any(_repeats(facts, edit) for edit in plan.edits) else list(plan.edits)
-                yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
-                                  edits=edits, fix_title=plan.title,
-                                  applicability=plan.applicability, **self.fields(facts, conflict))
+                fields = self.fields(facts, conflict)
+                diagnostic = self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
+                                         edits=edits, fix_title=plan.title,
+                                         applicability=plan.applicability, **fields)
+                if not plan.edits and plan.title:
+                    # No edit is sound here: the finding says in words what to do.
+                    by_hand = plan.title.format(**fields)
+                    diagnostic = replace(diagnostic, message=f"{diagnostic.message} (fix by hand: {by_hand})")
+                yield diagnostic
 
     def applies(self, conflict: Conflict) -> bool:
         """Whether this rule reports a conflict of one of its causes (all of them by default)."""
@@ -169,24 +175,6 @@ def conditional_in_loop(facts: FileFacts, statement: cst.CSTNode) -> bool:
     return isinstance(owner, (cst.If, cst.Else))
 
 
-def enclosing_function(facts: FileFacts, node: cst.CSTNode) -> cst.FunctionDef | None:
-    """The innermost function definition around a node."""
-    current = facts.parent(node)
-    while current is not None and not isinstance(current, cst.FunctionDef):
-        current = facts.parent(current)
-    return current
-
-
-def inside(facts: FileFacts, node: cst.CSTNode, container: cst.CSTNode) -> bool:
-    """Whether `node` lies within `container`."""
-    current: cst.CSTNode | None = node
-    while current is not None:
-        if current is container:
-            return True
-        current = facts.parent(current)
-    return False
-
-
 def simple_definitions(conflict: Conflict) -> list[cst.SimpleStatementLine]:
     """The one-assignment statements that computed the failing call's root."""
     return [d for d in conflict.root_definitions if isinstance(d, cst.SimpleStatementLine)
@@ -199,8 +187,8 @@ def conflict_closure(facts: FileFacts, conflict: Conflict) -> cst.FunctionDef | 
     if failing is None:
         return None
     definitions = simple_definitions(conflict)
-    function = enclosing_function(facts, failing)
-    if len(definitions) == 1 and function is not None and not inside(facts, definitions[0], function) \
+    function = codemods.enclosing_function(facts, failing)
+    if len(definitions) == 1 and function is not None and not codemods.inside(facts, definitions[0], function) \
             and facts.parent(function) is facts.parent(definitions[0]):
         return function
     return None
