@@ -179,6 +179,55 @@ def fix_notebook_round(prepared: Prepared, fixes: list[Fix]) -> tuple[dict[int, 
     return {cell: target.result() for cell, target in targets.items() if target.taken}, applied
 
 
+def apply_fixes(current: Prepared, fixes: list[Fix]) -> tuple[Prepared, int]:
+    """One round of fixes applied to a file (plain or notebook); returns it and how many applied."""
+    from gradguard.notebook import dump_notebook, parse_notebook, replace_cell_sources
+
+    if current.notebook is None:
+        text, applied = fix_text_round(current.source, fixes)
+        return Prepared(current.path, text, current.encoding), applied
+    sources, applied = fix_notebook_round(current, fixes)
+    document = replace_cell_sources(current.notebook.document, sources)
+    text = dump_notebook(document, current.source)
+    return Prepared(current.path, text, current.encoding, parse_notebook(text)), applied
+
+
+def refusal(current: Prepared, diagnostic: Diagnostic, diagnostics: tuple[Diagnostic, ...],
+            selection: Selection) -> str | None:
+    """Why a finding's fix must not be offered (None when it passes every check): applied alone, its
+    text must parse, bind every name it uses, and on re-analysis lose its finding and gain none."""
+    assert diagnostic.fix is not None
+    candidate, applied = apply_fixes(current, [diagnostic.fix])
+    if applied == 0 or candidate.source == current.source:
+        return "its edits could not be applied"
+    try:
+        after = program_diagnostics(candidate, selection)
+    except InputError as exc:
+        return f"the fixed code does not parse ({exc.error.message})"
+    unbound = fixcheck.new_scope_problems(current.program, candidate.program)
+    if unbound:
+        return "it would use " + ", ".join(f"`{name}`" for name in unbound) + " where no value is bound to it"
+    return fixcheck.reanalysis_problem(diagnostic, diagnostics, after)
+
+
+def vet(current: Prepared, diagnostics: tuple[Diagnostic, ...], selection: Selection, *, unsafe: bool,
+        verdicts: dict[tuple[str, Fix], str | None] | None = None) -> tuple[Diagnostic, ...]:
+    """The findings with every fix that would be applied checked: one that fails keeps its finding,
+    with the fix described in words instead (`verdicts` caches the checks across rounds)."""
+    verdicts = {} if verdicts is None else verdicts
+    checked = []
+    for diagnostic in diagnostics:
+        if diagnostic.fix is not None and _wanted(diagnostic.fix, unsafe):
+            key = (current.source, diagnostic.fix)
+            if key not in verdicts:
+                verdicts[key] = refusal(current, diagnostic, diagnostics, selection)
+            reason = verdicts[key]
+            if reason is not None:
+                diagnostic = fixcheck.by_hand(diagnostic, reason)
+        checked.append(diagnostic)
+    return tuple(checked)
+
+
 def fix_prepared(
     prepared: Prepared, selection: Selection, *, unsafe: bool
 ) -> tuple[Prepared, tuple[Diagnostic, ...], int, str | None]:
@@ -187,44 +236,8 @@ def fix_prepared(
     Returns the fixed file, its remaining findings (program coordinates), how many fixes were applied,
     and a note when a round produced code that no longer parses (that round is undone).
     """
-    from gradguard.notebook import dump_notebook, parse_notebook, replace_cell_sources
-
-    def apply(current: Prepared, fixes: list[Fix]) -> tuple[Prepared, int]:
-        if current.notebook is None:
-            text, applied = fix_text_round(current.source, fixes)
-            return Prepared(current.path, text, current.encoding), applied
-        sources, applied = fix_notebook_round(current, fixes)
-        document = replace_cell_sources(current.notebook.document, sources)
-        text = dump_notebook(document, current.source)
-        return Prepared(current.path, text, current.encoding, parse_notebook(text)), applied
-
     def vetted(current: Prepared, diagnostics: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
-        return tuple(
-            diagnostic if not _wanted(diagnostic.fix, unsafe) else _vet(current, diagnostic, diagnostics)
-            for diagnostic in diagnostics
-        )
-
-    def _vet(current: Prepared, diagnostic: Diagnostic, diagnostics: tuple[Diagnostic, ...]) -> Diagnostic:
-        assert diagnostic.fix is not None
-        key = (current.source, diagnostic.fix)
-        if key not in verdicts:
-            verdicts[key] = refusal(current, diagnostic, diagnostics)
-        reason = verdicts[key]
-        return diagnostic if reason is None else fixcheck.by_hand(diagnostic, reason)
-
-    def refusal(current: Prepared, diagnostic: Diagnostic, diagnostics: tuple[Diagnostic, ...]) -> str | None:
-        assert diagnostic.fix is not None
-        candidate, applied = apply(current, [diagnostic.fix])
-        if applied == 0 or candidate.source == current.source:
-            return "its edits could not be applied"
-        try:
-            after = program_diagnostics(candidate, selection)
-        except InputError as exc:
-            return f"the fixed code does not parse ({exc.error.message})"
-        unbound = fixcheck.new_scope_problems(current.program, candidate.program)
-        if unbound:
-            return "it would use " + ", ".join(f"`{name}`" for name in unbound) + " where no value is bound to it"
-        return fixcheck.reanalysis_problem(diagnostic, diagnostics, after)
+        return vet(current, diagnostics, selection, unsafe=unsafe, verdicts=verdicts)
 
     verdicts: dict[tuple[str, Fix], str | None] = {}
     current = prepared
@@ -234,7 +247,7 @@ def fix_prepared(
         fixes = choose_fixes(diagnostics, unsafe)
         if not fixes:
             break
-        candidate, applied = apply(current, fixes)
+        candidate, applied = apply_fixes(current, fixes)
         if applied == 0 or candidate.source == current.source:
             break
         try:
@@ -248,7 +261,7 @@ def fix_prepared(
                 return current, diagnostics, total, note
             # Fixes that are fine one by one can clash together (two removals emptying one
             # block): take the first alone this round; the others are found again next round.
-            candidate, applied = apply(current, fixes[:1])
+            candidate, applied = apply_fixes(current, fixes[:1])
             try:
                 diagnostics_after = program_diagnostics(candidate, selection)
             except InputError as single:
