@@ -138,3 +138,20 @@ def test_clean_and_fixed_fixtures_run_silently(runs: dict[Any, Any], key: str) -
     assert outcome.ok, outcome.traceback or outcome.stderr[-2000:]
     assert report is None
     assert "gradguard" not in outcome.stderr + outcome.stdout
+
+
+@pytest.mark.parametrize("name", _buggy_ids())
+def test_lint_and_runtime_name_the_same_rule_and_fix_kind(runs: dict[Any, Any], name: str) -> None:
+    """One model of causes: the lint rule's decision for a buggy fixture (rule and fix kind, from the
+    dataflow facts) is the monitor's decision on the same program (from the runtime evidence)."""
+    from gradguard.rules import decisions_for
+
+    path = fs.FIXTURES / "buggy" / name
+    expected = fs.expectation(path)
+    lint = {(d.code, str(d.kind)) for d in decisions_for(fs.fixture_source(path))}
+    _, report, _ = runs[(f"buggy/{name}", False)]
+    if expected.error == "none":
+        assert report is None
+        assert any(code in expected.codes and kind == expected.fix for code, kind in lint), lint
+        return
+    assert (report["rule"], report["fix"]["kind"]) in lint, (report["rule"], report["fix"]["kind"], lint)
