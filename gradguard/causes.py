@@ -242,9 +242,13 @@ def _code(lines: Iterable[str]) -> list[str]:
     return [line.split("#", 1)[0] for line in lines]
 
 
+# Only shown (a notebook's bare `w.grad`, a print or a log call): that is looking, not using them.
+_SHOWN = re.compile(r"^\s*(?:[\w.\[\]]+\.grad\s*$|(?:print|display|log\w*|logger\.\w+)\s*\()")
+
+
 def reads_grads(lines: Iterable[str]) -> bool:
-    """Whether code reads parameters' gradients (`p.grad`, copied, inspected or summed up)."""
-    return any(_GRAD_READ.search(line) for line in _code(lines))
+    """Whether code uses parameters' gradients (`p.grad` copied, compared, stored or summed up)."""
+    return any(_GRAD_READ.search(line) and not _SHOWN.match(line) for line in _code(lines))
 
 
 def steps_optimizer(lines: Iterable[str]) -> bool:

@@ -22,7 +22,7 @@ from gradguard.fixcheck import new_scope_problems
 from gradguard.fixes import fix_prepared
 
 ALL = Selection(select=("GG",), ignore=())
-BATCH = 14
+BATCH = 10
 AUTOGRAD_ERROR = "Trying to backward through the graph a second time"
 
 
