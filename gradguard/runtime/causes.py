@@ -200,6 +200,8 @@ def fix_facts(
     if candidate is not None:
         facts["container"] = candidate.container
         facts["group"] = candidate.group
+        if _holds_distribution(context, candidate):
+            facts["shape"] = "distribution"
     for key, site in (("failing_call", failing_site), ("freed_call", freed_site)):
         source = context.source(site.filename) if site is not None else None
         call = src.backward_call(source, site.line) if source is not None and site is not None else None
@@ -278,3 +280,12 @@ def _grad_feeds_loss(context: Context, culprit: CallRecord, failing: CallSite) -
             if scope is not failing_scope:
                 return True
     return False
+
+
+def _holds_distribution(context: Context, candidate: Candidate) -> bool:
+    """Whether the carrier's variable holds a torch.distributions object (rebuilt, never detached)."""
+    distribution = getattr(getattr(context.torch, "distributions", None), "Distribution", None)
+    frame = candidate.frame
+    if not isinstance(distribution, type) or frame is None:
+        return False
+    return isinstance(frame.f_locals.get(candidate.group), distribution)
