@@ -93,11 +93,19 @@ _MODEL_CAUSE = {
 }
 
 
-def model_cause(conflict: Conflict) -> model.Cause:
+def model_cause(facts: FileFacts, conflict: Conflict) -> model.Cause:
     """The shared model's cause of a conflict the analysis found."""
-    if conflict.cause is Cause.LOOP_CARRIED and conflict.carrier is not None and conflict.carrier.is_container:
+    if conflict.cause is Cause.LOOP_CARRIED and conflict.carrier is not None and conflict.carrier.is_container \
+            and not reassigned_state(conflict):
         return model.Cause.COLLECTED
     return _MODEL_CAUSE[conflict.cause]
+
+
+def reassigned_state(conflict: Conflict) -> bool:
+    """A container the loop assigns anew each iteration (`out, state = model(x, state)`): a recurrent
+    state made of several tensors, not a collection that only grows."""
+    carrier, loop = conflict.carrier, conflict.loop
+    return carrier is not None and loop is not None and codemods.rebound_in(loop, {carrier.holder.text})
 
 
 class ConflictRule(Rule):
@@ -111,12 +119,12 @@ class ConflictRule(Rule):
 
     def decide(self, facts: FileFacts, conflict: Conflict) -> model.Option:
         """The fix option the cause model chooses for this conflict."""
-        return model.choose(model_cause(conflict), evidence(facts, conflict))
+        return model.choose(model_cause(facts, conflict), evidence(facts, conflict))
 
     def decisions(self, facts: FileFacts) -> Iterator[Decision]:
         for conflict in facts.conflicts:
             if conflict.cause in self.causes and self.applies(conflict):
-                yield Decision(self.code, facts.span(conflict.failing.node), model_cause(conflict),
+                yield Decision(self.code, facts.span(conflict.failing.node), model_cause(facts, conflict),
                                self.decide(facts, conflict).kind)
 
     def check(self, facts: FileFacts) -> Iterator[Diagnostic]:

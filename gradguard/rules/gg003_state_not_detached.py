@@ -6,7 +6,7 @@ from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit
-from gradguard.rules import ConflictRule, FixPlan, carrier_shape
+from gradguard.rules import ConflictRule, FixPlan, carrier_shape, reassigned_state
 
 
 class StateNotDetached(ConflictRule):
@@ -25,6 +25,11 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
     if carrier is None:
         return [], None
     name = carrier.holder.text
+    if carrier.is_container and reassigned_state(conflict):
+        # Its elements may be tensors or tuples of them (one `(h, c)` per layer): which, the analysis
+        # does not say, and `[t.detach() for t in state]` would fail on tuples.
+        return [], ("Detach every tensor in `{carrier}` where it is carried into the next iteration "
+                    "(a recursive `repackage_hidden(h)` helper handles nested tuples and lists)")
     if carrier.is_container:
         if conflict.failing.statement is None:
             return [], None

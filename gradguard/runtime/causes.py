@@ -202,6 +202,8 @@ def fix_facts(
         facts["group"] = candidate.group
         if _holds_distribution(context, candidate):
             facts["shape"] = "distribution"
+        elif _holds_nested(context, candidate):
+            facts["container"] = "nested"
     for key, site in (("failing_call", failing_site), ("freed_call", freed_site)):
         source = context.source(site.filename) if site is not None else None
         call = src.backward_call(source, site.line) if source is not None and site is not None else None
@@ -289,3 +291,12 @@ def _holds_distribution(context: Context, candidate: Candidate) -> bool:
     if not isinstance(distribution, type) or frame is None:
         return False
     return isinstance(frame.f_locals.get(candidate.group), distribution)
+
+
+def _holds_nested(context: Context, candidate: Candidate) -> bool:
+    """Whether the carrier's variable is a list or tuple holding more than tensors (a per-layer
+    `(h, c)` list): detaching it element by element would call `.detach()` on a tuple."""
+    frame = candidate.frame
+    value = frame.f_locals.get(candidate.group) if frame is not None else None
+    is_tensor = context.torch.is_tensor
+    return isinstance(value, (list, tuple)) and any(not is_tensor(item) for item in value)

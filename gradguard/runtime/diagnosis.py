@@ -188,7 +188,7 @@ def evidence_from(facts: dict[str, Any]) -> causes.Evidence:
     """The runtime's facts as the evidence record the cause model decides from (lint fills the same)."""
     container = facts.get("container")
     return causes.Evidence(
-        shape=container if container in ("tuple", "list", "dict") else facts.get("shape") or "tensor",
+        shape=container if container in ("tuple", "list", "dict", "nested") else facts.get("shape") or "tensor",
         same_call=bool(facts.get("same_call")),
         stepped_between=bool(facts.get("between_steps")),
         grads_read_between=bool(facts.get("grads_read_between")),
@@ -200,6 +200,10 @@ def evidence_from(facts: dict[str, Any]) -> causes.Evidence:
 
 
 def _detach_code(expression: str, container: str | None) -> str:
+    if container == "nested":
+        return ("def repackage_hidden(h):\n"
+                "    return h.detach() if isinstance(h, torch.Tensor) else type(h)(repackage_hidden(v) for v in h)\n"
+                f"{expression} = repackage_hidden({expression})")
     if container == "tuple":
         return f"{expression} = tuple(t.detach() for t in {expression})"
     if container == "list":

@@ -225,3 +225,13 @@ for step in range(2):
     text, remaining = fixed(source)
     assert remaining == ()
     assert text.count("loss.backward(retain_graph=True)") == 1 and "(loss + loss)" not in text
+
+
+def test_a_nested_state_list_is_not_emptied() -> None:
+    from fixture_support import FIXTURES, fixture_source
+
+    clean = fixture_source(FIXTURES / "clean" / "c3_nested_state_repackaged.py")
+    source = "".join(line for line in clean.splitlines(keepends=True) if "= repackage_hidden(" not in line)
+    text, (finding,) = fixed(source)
+    assert text == source and "del state[:]" not in text
+    assert finding.code == "GG003" and finding.fix is None and "repackage_hidden" in finding.message

@@ -191,11 +191,15 @@ for step in range(3):
 
 def test_both_halves_follow_intent_and_types_the_same_way(tmp_path: Path) -> None:
     """Gradients copied between two backwards of one loss: retain_graph, not removal; a distribution
-    carried across iterations: rebuilt, never detached. Lint and the monitor decide alike."""
+    carried across iterations: rebuilt, never detached; a nested per-layer state: detached, not
+    emptied. Lint and the monitor decide alike."""
     from gradguard.rules import decisions_for
 
+    clean = fs.fixture_source(fs.FIXTURES / "clean" / "c3_nested_state_repackaged.py")
+    nested = "".join(line for line in clean.splitlines(keepends=True) if "= repackage_hidden(" not in line)
     programs = {"probe": (GRADIENT_PROBE, ("GG001", "retain_graph")),
-                "distribution": (DISTRIBUTION_CARRIED, ("GG003", "recompute_in_loop"))}
+                "distribution": (DISTRIBUTION_CARRIED, ("GG003", "recompute_in_loop")),
+                "nested": (nested, ("GG003", "detach"))}
     jobs = {}
     for name, (source, _) in programs.items():
         script = tmp_path / f"{name}.py"
@@ -207,3 +211,5 @@ def test_both_halves_follow_intent_and_types_the_same_way(tmp_path: Path) -> Non
         assert (report["rule"], report["fix"]["kind"]) == wanted, (name, report)
         assert [(d.code, str(d.kind)) for d in decisions_for(source)] == [wanted], name
         assert ".detach()" not in report["fix"]["suggestion"] or name != "distribution"
+    # A per-layer list of (h, c) tuples: never `del state[:]` nor `.detach()` on a tuple.
+    assert "repackage_hidden" in json.loads((tmp_path / "nested.json").read_text(encoding="utf-8"))["fix"]["suggestion"]
