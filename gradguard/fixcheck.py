@@ -1,7 +1,9 @@
 """Checks a fix must pass before it is offered: its text parses, it leaves no name unbound where it is
 used, its finding disappears on re-analysis without a new one appearing.
 
-Pure functions over texts and diagnostics; `gradguard.fixes` applies each fix alone and asks these.
+The rules ask `refusal` for every fix they build (`gradguard.rules.Rule.report`): the fix is applied
+alone to the analysed text, which is analysed again, with the checks themselves switched off in that
+nested analysis. A fix that fails keeps its finding, with the fix described in words (`by_hand`).
 The scope check compares the suspicious name uses of the program before and after the fix, so code that
 already relied on late binding (a name set later in a loop behind a flag) is not held against a fix.
 """
@@ -12,6 +14,8 @@ import builtins
 import re
 from collections import Counter
 from collections.abc import Iterable
+from contextvars import ContextVar
+from functools import lru_cache
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
@@ -25,7 +29,54 @@ from libcst.metadata.scope_provider import (
     Scope,
 )
 
-from gradguard.model import Diagnostic
+from gradguard.model import Diagnostic, Fix
+
+# True inside the analysis of a fix's result, whose own fixes need no checking.
+_CHECKING: ContextVar[bool] = ContextVar("gradguard_checking_a_fix", default=False)
+
+
+def checking() -> bool:
+    """Whether the current analysis is the re-analysis of a fix being checked."""
+    return _CHECKING.get()
+
+
+@lru_cache(maxsize=32)
+def plain_findings(source: str) -> tuple[Diagnostic, ...]:
+    """Every rule's findings for a text, their fixes unchecked (raises `ParseFailure`)."""
+    from gradguard.analysis import analyze
+
+    token = _CHECKING.set(True)
+    try:
+        return analyze(source)
+    finally:
+        _CHECKING.reset(token)
+
+
+def refusal(source: str, diagnostic: Diagnostic) -> str | None:
+    """Why the fix of a finding of `source` must not be offered, or None when it passes: applied alone
+    it must give text that parses, binds every name it uses, and on re-analysis loses the finding and
+    gains none that the fix brought about."""
+    from gradguard.fixes import fix_text_round
+    from gradguard.parse import ParseFailure
+
+    fix: Fix | None = diagnostic.fix
+    if fix is None:
+        return None
+    fixed, applied = fix_text_round(source, [fix])
+    if applied == 0 or fixed == source:
+        return "its edits could not be applied"
+    try:
+        cst.parse_module(fixed)
+        after = plain_findings(fixed)
+        before = plain_findings(source)
+    except (cst.ParserSyntaxError, ParseFailure) as exc:
+        return f"the fixed code does not parse ({getattr(exc, 'message', exc)})"
+    except Exception as exc:  # noqa: BLE001 - a fix the analysis cannot check is not offered
+        return f"the fixed code could not be analysed again ({type(exc).__name__})"
+    unbound = new_scope_problems(source, fixed)
+    if unbound:
+        return "it would use " + ", ".join(f"`{name}`" for name in unbound) + " where no value is bound to it"
+    return reanalysis_problem(diagnostic, before, after, broken=set(scope_problems(source)))
 
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__builtins__",
                                         "__loader__", "__package__", "__path__", "get_ipython", "display"}
@@ -120,14 +171,16 @@ _QUOTED = re.compile(r"`([^`]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
-def reanalysis_problem(fixed: Diagnostic, before: Iterable[Diagnostic], after: Iterable[Diagnostic]) -> str | None:
+def reanalysis_problem(fixed: Diagnostic, before: Iterable[Diagnostic], after: Iterable[Diagnostic],
+                       broken: set[str] | None = None) -> str | None:
     """Why the findings after a fix do not show it worked, or None.
 
     Findings are matched by rule and carrier, since the fix moves the rows of those below it. The
     fixed finding must be gone. A finding that was not there before counts against the fix when the
     fix's edits name its carrier (the fix made that value stale); one about a value the fix does not
     touch was hidden behind the fixed bug (the first backward failed before reaching it) and is left
-    to its own fix.
+    to its own fix. So is one about a name the program already reads where it is unbound (`broken`):
+    that program fails whatever the fix does.
     """
     expected = Counter((d.code, _carrier(d)) for d in before)
     own = (fixed.code, _carrier(fixed))
@@ -139,6 +192,8 @@ def reanalysis_problem(fixed: Diagnostic, before: Iterable[Diagnostic], after: I
     for (code, carrier), count in sorted(found.items()):
         if count > max(expected[(code, carrier)], 0):
             names = set(_IDENTIFIER.findall(carrier))
+            if names & (broken or set()):
+                continue
             if not names or names & touched:
                 return f"the fix introduces a new {code} finding"
     return None

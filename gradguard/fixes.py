@@ -1,8 +1,7 @@
 """Apply fixes: edits to text, rounds of apply-and-re-analyse, and atomic writes that keep the file's form.
 
-Every fix is first checked alone (`gradguard.fixcheck`): applied to the text, it must parse, bind every
-name it uses, and make its finding disappear on re-analysis without adding one; a fix that fails stays
-a finding with its fix described in words. A round then applies every checked fix whose edits do not overlap an edit already taken; the others wait
+The fixes found here were checked when the rules offered them (`gradguard.fixcheck`). A round applies
+every applicable fix whose edits do not overlap an edit already taken; the others wait
 for the next round, which re-analyses the new text. Rounds stop when no fix applies (at most
 `MAX_ROUNDS`). Writing goes through a temporary file in the same folder and `os.replace`, keeping the
 permissions, the encoding, the BOM and the line endings, and never overwrites a file that changed on disk
@@ -22,7 +21,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gradguard import fixcheck
 from gradguard.engine import InputError, Prepared, analyse, program_diagnostics, to_file_coordinates
 from gradguard.model import Applicability, Diagnostic, Edit, FileError, FileResult, Fix, Location, Span
 
@@ -192,42 +190,6 @@ def apply_fixes(current: Prepared, fixes: list[Fix]) -> tuple[Prepared, int]:
     return Prepared(current.path, text, current.encoding, parse_notebook(text)), applied
 
 
-def refusal(current: Prepared, diagnostic: Diagnostic, diagnostics: tuple[Diagnostic, ...],
-            selection: Selection) -> str | None:
-    """Why a finding's fix must not be offered (None when it passes every check): applied alone, its
-    text must parse, bind every name it uses, and on re-analysis lose its finding and gain none."""
-    assert diagnostic.fix is not None
-    candidate, applied = apply_fixes(current, [diagnostic.fix])
-    if applied == 0 or candidate.source == current.source:
-        return "its edits could not be applied"
-    try:
-        after = program_diagnostics(candidate, selection)
-    except InputError as exc:
-        return f"the fixed code does not parse ({exc.error.message})"
-    unbound = fixcheck.new_scope_problems(current.program, candidate.program)
-    if unbound:
-        return "it would use " + ", ".join(f"`{name}`" for name in unbound) + " where no value is bound to it"
-    return fixcheck.reanalysis_problem(diagnostic, diagnostics, after)
-
-
-def vet(current: Prepared, diagnostics: tuple[Diagnostic, ...], selection: Selection, *, unsafe: bool,
-        verdicts: dict[tuple[str, Fix], str | None] | None = None) -> tuple[Diagnostic, ...]:
-    """The findings with every fix that would be applied checked: one that fails keeps its finding,
-    with the fix described in words instead (`verdicts` caches the checks across rounds)."""
-    verdicts = {} if verdicts is None else verdicts
-    checked = []
-    for diagnostic in diagnostics:
-        if diagnostic.fix is not None and _wanted(diagnostic.fix, unsafe):
-            key = (current.source, diagnostic.fix)
-            if key not in verdicts:
-                verdicts[key] = refusal(current, diagnostic, diagnostics, selection)
-            reason = verdicts[key]
-            if reason is not None:
-                diagnostic = fixcheck.by_hand(diagnostic, reason)
-        checked.append(diagnostic)
-    return tuple(checked)
-
-
 def fix_prepared(
     prepared: Prepared, selection: Selection, *, unsafe: bool
 ) -> tuple[Prepared, tuple[Diagnostic, ...], int, str | None]:
@@ -236,12 +198,8 @@ def fix_prepared(
     Returns the fixed file, its remaining findings (program coordinates), how many fixes were applied,
     and a note when a round produced code that no longer parses (that round is undone).
     """
-    def vetted(current: Prepared, diagnostics: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
-        return vet(current, diagnostics, selection, unsafe=unsafe, verdicts=verdicts)
-
-    verdicts: dict[tuple[str, Fix], str | None] = {}
     current = prepared
-    diagnostics = vetted(current, program_diagnostics(current, selection))
+    diagnostics = program_diagnostics(current, selection)
     total = 0
     for _ in range(MAX_ROUNDS):
         fixes = choose_fixes(diagnostics, unsafe)
@@ -270,7 +228,7 @@ def fix_prepared(
                     "it was undone, please report it"
                 )
                 return current, diagnostics, total, note
-        current, diagnostics = candidate, vetted(candidate, diagnostics_after)
+        current, diagnostics = candidate, diagnostics_after
         total += applied
     return current, diagnostics, total, None
 

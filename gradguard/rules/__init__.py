@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from gradguard import catalogue, codemods
+from gradguard import catalogue, codemods, fixcheck
 from gradguard import causes as model
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Applicability, Diagnostic, Edit, Fix, Related, Span
@@ -49,7 +49,7 @@ class Rule:
         if edits:
             fix = Fix((fix_title or doc.fix_title).format(**fields),
                       applicability or doc.fix_applicability, tuple(edits))
-        return Diagnostic(
+        diagnostic = Diagnostic(
             code=self.code,
             message=doc.message.format(**fields),
             span=facts.span(node),  # type: ignore[arg-type]
@@ -57,6 +57,11 @@ class Rule:
             fix=fix,
             related=tuple(related or ()),
         )
+        if fix is not None and not fixcheck.checking():
+            reason = fixcheck.refusal(facts.source, diagnostic)
+            if reason is not None:
+                diagnostic = fixcheck.by_hand(diagnostic, reason)
+        return diagnostic
 
 
 @dataclass(frozen=True)

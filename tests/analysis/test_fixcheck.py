@@ -9,9 +9,9 @@ import ast
 
 from gradguard.causes import Cause, Evidence, FixKind, fix_kind, reads_grads
 from gradguard.config import Selection
-from gradguard.engine import Prepared, program_diagnostics
-from gradguard.fixcheck import new_scope_problems, scope_problems
-from gradguard.fixes import fix_prepared, vet
+from gradguard.engine import Prepared
+from gradguard.fixcheck import by_hand, new_scope_problems, plain_findings, refusal, scope_problems
+from gradguard.fixes import fix_prepared
 from gradguard.model import Edit, Fix, Location, Span
 from gradguard.rules import decisions_for
 
@@ -45,36 +45,34 @@ def test_the_scope_check_sees_self_outside_a_method_and_a_use_before_its_assignm
     assert new_scope_problems("import torch\n", "import torch\ntorch.zeros(1)\nlen([])\n") == []
 
 
-def _bad_fix(source: str, row: int, line: str) -> tuple[Prepared, tuple]:
-    prepared = Prepared("train.py", source, "utf-8")
-    (finding,) = program_diagnostics(prepared, ALL)
-    at = Location(row, 1)
-    bad = Fix("Detach it", finding.fix.applicability, (Edit(Span(at, at), line),))  # type: ignore[union-attr]
+def _with_fix(source: str, row: int, line: str):  # type: ignore[no-untyped-def]
+    """The one finding of `source`, its fix replaced by inserting `line` before `row`."""
     from dataclasses import replace
 
-    return prepared, (replace(finding, fix=bad),)
+    (finding,) = plain_findings(source)
+    at = Location(row, 1)
+    bad = Fix("Detach it", finding.fix.applicability, (Edit(Span(at, at), line),))  # type: ignore[union-attr]
+    return replace(finding, fix=bad)
 
 
 def test_a_fix_that_uses_a_name_unbound_where_it_lands_is_withheld_and_described() -> None:
-    prepared, diagnostics = _bad_fix(CARRIED, 7, "    h = self.h.detach()\n")
-    (checked,) = vet(prepared, diagnostics, ALL, unsafe=True)
-    assert checked.fix is None
-    assert "fix by hand: Detach it" in checked.message and "`self`" in checked.message
+    finding = _with_fix(CARRIED, 7, "    h = self.h.detach()\n")
+    reason = refusal(CARRIED, finding)
+    assert reason is not None and "`self`" in reason
+    checked = by_hand(finding, reason)
+    assert checked.fix is None and "fix by hand: Detach it" in checked.message
 
 
 def test_a_fix_that_does_not_parse_or_leaves_its_finding_is_withheld() -> None:
-    prepared, diagnostics = _bad_fix(CARRIED, 7, "    h = (\n")
-    (checked,) = vet(prepared, diagnostics, ALL, unsafe=True)
-    assert checked.fix is None and "does not parse" in checked.message
-    prepared, diagnostics = _bad_fix(CARRIED, 7, "    print(h)\n")
-    (checked,) = vet(prepared, diagnostics, ALL, unsafe=True)
-    assert checked.fix is None and "still reported" in checked.message
+    assert "does not parse" in (refusal(CARRIED, _with_fix(CARRIED, 7, "    h = (\n")) or "")
+    assert "still reported" in (refusal(CARRIED, _with_fix(CARRIED, 7, "    print(h)\n")) or "")
 
 
 def test_a_sound_fix_passes_the_checks() -> None:
-    prepared = Prepared("train.py", CARRIED, "utf-8")
-    (checked,) = vet(prepared, program_diagnostics(prepared, ALL), ALL, unsafe=True)
-    assert checked.fix is not None
+    (finding,) = plain_findings(CARRIED)
+    assert refusal(CARRIED, finding) is None
+    text, remaining = fixed(CARRIED)
+    assert remaining == () and "h = h.detach()" in text
 
 
 def test_a_float_accumulator_keeps_no_item_call() -> None:
