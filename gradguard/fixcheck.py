@@ -13,7 +13,8 @@ from __future__ import annotations
 import builtins
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 
@@ -40,22 +41,29 @@ def checking() -> bool:
     return _CHECKING.get()
 
 
+@contextmanager
+def unchecked() -> Iterator[None]:
+    """Within it, rules offer their fixes without checking them (the re-analysis of a fix)."""
+    token = _CHECKING.set(True)
+    try:
+        yield
+    finally:
+        _CHECKING.reset(token)
+
+
 @lru_cache(maxsize=32)
 def plain_findings(source: str) -> tuple[Diagnostic, ...]:
     """Every rule's findings for a text, their fixes unchecked (raises `ParseFailure`)."""
     from gradguard.analysis import analyze
 
-    token = _CHECKING.set(True)
-    try:
+    with unchecked():
         return analyze(source)
-    finally:
-        _CHECKING.reset(token)
 
 
-def refusal(source: str, diagnostic: Diagnostic) -> str | None:
+def refusal(source: str, diagnostic: Diagnostic, before: Iterable[Diagnostic] | None = None) -> str | None:
     """Why the fix of a finding of `source` must not be offered, or None when it passes: applied alone
     it must give text that parses, binds every name it uses, and on re-analysis loses the finding and
-    gains none that the fix brought about."""
+    gains none that the fix brought about. `before` are the findings of `source` when known."""
     from gradguard.fixes import fix_text_round
     from gradguard.parse import ParseFailure
 
@@ -66,9 +74,8 @@ def refusal(source: str, diagnostic: Diagnostic) -> str | None:
     if applied == 0 or fixed == source:
         return "its edits could not be applied"
     try:
-        cst.parse_module(fixed)
         after = plain_findings(fixed)
-        before = plain_findings(source)
+        before = plain_findings(source) if before is None else before
     except (cst.ParserSyntaxError, ParseFailure) as exc:
         return f"the fixed code does not parse ({getattr(exc, 'message', exc)})"
     except Exception as exc:  # noqa: BLE001 - a fix the analysis cannot check is not offered
@@ -82,9 +89,11 @@ _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__sp
                                         "__loader__", "__package__", "__path__", "get_ipython", "display"}
 
 
+@lru_cache(maxsize=64)
 def scope_problems(source: str) -> Counter[str]:
     """Names read where no binding can reach them (a use before every assignment of its own scope, or
-    a name bound in no scope around it), counted per name; None-safe for text that does not parse."""
+    a name bound in no scope around it), counted per name (`<syntax>` for text that does not parse).
+    Cached: do not modify the result."""
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError:
