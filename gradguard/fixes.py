@@ -1,7 +1,6 @@
 """Apply fixes: edits to text, rounds of apply-and-re-analyse, and atomic writes that keep the file's form.
 
-The fixes found here were checked when the rules offered them (`gradguard.fixcheck`). A round applies
-every applicable fix whose edits do not overlap an edit already taken; the others wait
+A round applies every applicable fix whose edits do not overlap an edit already taken; the others wait
 for the next round, which re-analyses the new text. Rounds stop when no fix applies (at most
 `MAX_ROUNDS`). Writing goes through a temporary file in the same folder and `os.replace`, keeping the
 permissions, the encoding, the BOM and the line endings, and never overwrites a file that changed on disk
@@ -177,19 +176,6 @@ def fix_notebook_round(prepared: Prepared, fixes: list[Fix]) -> tuple[dict[int, 
     return {cell: target.result() for cell, target in targets.items() if target.taken}, applied
 
 
-def apply_fixes(current: Prepared, fixes: list[Fix]) -> tuple[Prepared, int]:
-    """One round of fixes applied to a file (plain or notebook); returns it and how many applied."""
-    from gradguard.notebook import dump_notebook, parse_notebook, replace_cell_sources
-
-    if current.notebook is None:
-        text, applied = fix_text_round(current.source, fixes)
-        return Prepared(current.path, text, current.encoding), applied
-    sources, applied = fix_notebook_round(current, fixes)
-    document = replace_cell_sources(current.notebook.document, sources)
-    text = dump_notebook(document, current.source)
-    return Prepared(current.path, text, current.encoding, parse_notebook(text)), applied
-
-
 def fix_prepared(
     prepared: Prepared, selection: Selection, *, unsafe: bool
 ) -> tuple[Prepared, tuple[Diagnostic, ...], int, str | None]:
@@ -198,6 +184,17 @@ def fix_prepared(
     Returns the fixed file, its remaining findings (program coordinates), how many fixes were applied,
     and a note when a round produced code that no longer parses (that round is undone).
     """
+    from gradguard.notebook import dump_notebook, parse_notebook, replace_cell_sources
+
+    def apply(current: Prepared, fixes: list[Fix]) -> tuple[Prepared, int]:
+        if current.notebook is None:
+            text, applied = fix_text_round(current.source, fixes)
+            return Prepared(current.path, text, current.encoding), applied
+        sources, applied = fix_notebook_round(current, fixes)
+        document = replace_cell_sources(current.notebook.document, sources)
+        text = dump_notebook(document, current.source)
+        return Prepared(current.path, text, current.encoding, parse_notebook(text)), applied
+
     current = prepared
     diagnostics = program_diagnostics(current, selection)
     total = 0
@@ -205,7 +202,7 @@ def fix_prepared(
         fixes = choose_fixes(diagnostics, unsafe)
         if not fixes:
             break
-        candidate, applied = apply_fixes(current, fixes)
+        candidate, applied = apply(current, fixes)
         if applied == 0 or candidate.source == current.source:
             break
         try:
@@ -219,7 +216,7 @@ def fix_prepared(
                 return current, diagnostics, total, note
             # Fixes that are fine one by one can clash together (two removals emptying one
             # block): take the first alone this round; the others are found again next round.
-            candidate, applied = apply_fixes(current, fixes[:1])
+            candidate, applied = apply(current, fixes[:1])
             try:
                 diagnostics_after = program_diagnostics(candidate, selection)
             except InputError as single:

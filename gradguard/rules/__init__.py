@@ -103,7 +103,8 @@ def model_cause(facts: FileFacts, conflict: Conflict) -> model.Cause:
     if conflict.cause is Cause.LOOP_CARRIED and conflict.carrier is not None and conflict.carrier.is_container \
             and not reassigned_state(conflict):
         return model.Cause.COLLECTED
-    return _MODEL_CAUSE[conflict.cause]
+    # A cause the shared model does not know yet gets the model's generic advice, never a crash.
+    return _MODEL_CAUSE.get(conflict.cause, model.Cause.UNKNOWN)
 
 
 def reassigned_state(conflict: Conflict) -> bool:
