@@ -198,3 +198,278 @@ def used_between(facts: FileFacts, first: cst.CSTNode, last: cst.CSTNode, name: 
     body = list(block.body)  # type: ignore[attr-defined]
     start, end = body.index(first), body.index(last)
     return any(reads_name(s, name) for s in body[start + 1 : end])
+
+
+def target_names(statement: cst.CSTNode | None) -> list[str]:
+    """The plain names an assignment statement binds (`a, b = ...` gives both)."""
+    names: list[str] = []
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    names.extend(_plain_names(target.target))
+    return names
+
+
+def _plain_names(node: cst.BaseExpression) -> list[str]:
+    if isinstance(node, cst.Name):
+        return [node.value]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [n for e in node.elements for n in _plain_names(e.value)]
+    return []
+
+
+def _dotted(node: cst.CSTNode) -> str | None:
+    from gradguard.analysis.names import dotted
+
+    return dotted(node) if isinstance(node, cst.BaseExpression) else None
+
+
+def distribution_names(module: cst.Module) -> tuple[frozenset[str], frozenset[str]]:
+    """The names a module gives torch.distributions classes (`Categorical`) and the module itself
+    (`D` in `import torch.distributions as D`), from its imports."""
+    classes: set[str] = set()
+    modules: set[str] = {"torch.distributions"}
+
+    class Imports(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            for alias in node.names:
+                name = _dotted(alias.name) or ""
+                if name.startswith("torch.distributions") and alias.asname is not None:
+                    modules.add(_dotted(alias.asname.name) or name)  # type: ignore[arg-type]
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            source = _dotted(node.module) if node.module is not None else ""
+            if isinstance(node.names, cst.ImportStar) or not source:
+                return
+            for alias in node.names:
+                local = _dotted(alias.asname.name) if alias.asname is not None else _dotted(alias.name)  # type: ignore[arg-type]
+                if local is None:
+                    continue
+                if source.startswith("torch.distributions"):
+                    classes.add(local)
+                elif source == "torch" and _dotted(alias.name) == "distributions":
+                    modules.add(local)
+
+    module.visit(Imports())
+    return frozenset(classes), frozenset(modules)
+
+
+def _is_distribution(call: cst.BaseExpression, module: cst.Module) -> bool:
+    if not isinstance(call, cst.Call):
+        return False
+    name = _dotted(call.func) or ""
+    classes, modules = distribution_names(module)
+    owner = name.rsplit(".", 1)[0] if "." in name else ""
+    return name in classes or owner in modules
+
+
+def _value_shape(value: cst.BaseExpression, module: cst.Module) -> str | None:
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    if isinstance(value, (cst.Float, cst.Integer)):
+        return "number"
+    if isinstance(value, cst.Call) and _dotted(value.func) in ("float", "int"):
+        return "number"
+    if isinstance(value, cst.Dict) or (isinstance(value, cst.Call) and _dotted(value.func) == "dict"):
+        return "dict"
+    if _is_distribution(value, module):
+        return "distribution"
+    return None
+
+
+def assignments_of(facts: FileFacts, name: str, near: cst.CSTNode | None) -> list[cst.BaseExpression]:
+    """The values assigned to `name` (plainly, `name = value`): in the function around `near` for a
+    plain name, anywhere in the module for an attribute (`self.h` may be set in `__init__`)."""
+    scope = _scope_of(facts, name, near)
+    values: list[cst.BaseExpression] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if any(_dotted(t.target) == name for t in node.targets):
+                values.append(node.value)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is not None and _dotted(node.target) == name:
+                values.append(node.value)
+
+    scope.visit(Finder())
+    return values
+
+
+def assigned_shape(facts: FileFacts, name: str, conflict: object) -> str | None:
+    """What the syntax of `name`'s assignments says it holds: "number" (a float or int literal, as an
+    accumulator starts), "dict", "distribution", or None when the syntax does not tell."""
+    near = getattr(getattr(conflict, "failing", None), "statement", None)
+    values = assignments_of(facts, name, near)
+    shapes = [_value_shape(v, facts.module) for v in values]
+    if "distribution" in shapes or "dict" in shapes:
+        return "distribution" if "distribution" in shapes else "dict"
+    # A number only while every assignment keeps it one (`total = 0.0`, `total = total + x`).
+    if "number" in shapes and all(shape == "number" or _self_update(v, name) for v, shape in zip(values, shapes)):
+        return "number"
+    return None
+
+
+def _self_update(value: cst.BaseExpression, name: str) -> bool:
+    return isinstance(value, cst.BinaryOperation) and _dotted(value.left) == name
+
+
+def detached_as(facts: FileFacts, expr: cst.BaseExpression, shape: str) -> str | None:
+    """`expr` detached as what it holds: a tensor, each element of a tuple, list or dict, a number
+    left as it is when it may still be one; None for what cannot be detached (a distribution)."""
+    code = facts.code(expr)
+    if shape == "tuple":
+        return f"tuple(h.detach() for h in {code})"
+    if shape == "list":
+        return f"[t.detach() for t in {code}]"
+    if shape == "dict":
+        return f"{{k: v.detach() for k, v in {code}.items()}}"
+    if shape == "number":
+        return f"({code}.detach() if hasattr({code}, 'detach') else {code})"
+    if shape == "distribution":
+        return None
+    return detached(facts, expr)
+
+
+def holder_expression(text: str) -> cst.BaseExpression | None:
+    """A holder's text (`hidden`, `self.h`) as an expression node, None when it is not one."""
+    try:
+        return cst.parse_expression(text)
+    except cst.ParserSyntaxError:
+        return None
+
+
+def tensor_method_calls(facts: FileFacts, name: str, near: cst.CSTNode | None,
+                        methods: tuple[str, ...]) -> list[tuple[cst.Call, cst.BaseExpression]]:
+    """The argument-less calls of tensor methods on `name` (`total.item()`, `total.detach().item()`),
+    each with the receiver they end at, in the scope `assignments_of` searches."""
+    found: list[tuple[cst.Call, cst.BaseExpression]] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in methods and not node.args:
+                receiver = func.value
+                while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+                        and receiver.func.attr.value in methods and not receiver.args:
+                    receiver = receiver.func.value
+                if _dotted(receiver) == name:
+                    found.append((node, receiver))
+                    return False
+            return True
+
+    _scope_of(facts, name, near).visit(Finder())
+    return found
+
+
+def _scope_of(facts: FileFacts, name: str, near: cst.CSTNode | None) -> cst.CSTNode:
+    """Where a holder's uses are looked for: the function around `near` for a plain name, else the
+    whole module."""
+    if "." not in name and near is not None:
+        current = facts.parent(near)
+        while current is not None and not isinstance(current, cst.FunctionDef):
+            current = facts.parent(current)
+        return current or facts.module
+    return facts.module
+
+
+def read_names(statement: cst.CSTNode) -> set[str]:
+    """The plain names a statement reads (its assigned value, or the whole statement)."""
+    found: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)
+            return False
+
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            value = getattr(small, "value", None)
+            (value if isinstance(value, cst.CSTNode) else small).visit(Collector())
+            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                for target in targets:  # `self.w = ...` reads `self` too
+                    if isinstance(target, (cst.Attribute, cst.Subscript)):
+                        target.value.visit(Collector())
+    else:
+        statement.visit(Collector())
+    return found
+
+
+def rebound_in(loop: cst.CSTNode, names: set[str]) -> bool:
+    """Whether the loop (its target or its body) assigns any of `names`."""
+    bound: set[str] = set()
+
+    class Binder(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            pass
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            bound.update(_plain_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            bound.update(_plain_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            bound.update(_plain_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            bound.update(_plain_names(node.target))
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            if isinstance(node.name, cst.BaseExpression):
+                bound.update(_plain_names(node.name))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            bound.update(_plain_names(node.target))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            bound.add(node.name.value)
+            return False
+
+    loop.visit(Binder())
+    return bool(bound & names)
+
+
+def enclosing_function(facts: FileFacts, node: cst.CSTNode) -> cst.FunctionDef | None:
+    """The innermost function definition around a node."""
+    current = facts.parent(node)
+    while current is not None and not isinstance(current, cst.FunctionDef):
+        current = facts.parent(current)
+    return current
+
+
+def inside(facts: FileFacts, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+    """Whether `node` lies within `container`."""
+    current: cst.CSTNode | None = node
+    while current is not None:
+        if current is container:
+            return True
+        current = facts.parent(current)
+    return False
+
+
+def first_parameter(function: cst.FunctionDef | None) -> str | None:
+    """The name of a function's first positional parameter (`self` of a method)."""
+    if function is None:
+        return None
+    params = [*function.params.posonly_params, *function.params.params]
+    return params[0].name.value if params else None
+
+
+def renamed(statement: cst.CSTNode, old: str, new: str) -> cst.CSTNode:
+    """The statement with every plain name `old` replaced by the expression `new`."""
+    replacement = cst.parse_expression(new)
+
+    class Renamer(cst.CSTTransformer):
+        def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+            return replacement if updated.value == old else updated
+
+        def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+            return updated.with_changes(attr=original.attr)  # `x.self` keeps its attribute name
+
+    return statement.visit(Renamer())

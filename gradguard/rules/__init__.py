@@ -10,13 +10,16 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import ClassVar
 
-from gradguard import catalogue
+import libcst as cst
+
+from gradguard import catalogue, codemods, fixcheck
+from gradguard import causes as model
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
-from gradguard.model import Applicability, Diagnostic, Edit, Fix, Related
+from gradguard.model import Applicability, Diagnostic, Edit, Fix, Related, Span
 
 
 class Rule:
@@ -33,6 +36,10 @@ class Rule:
         """Yield this rule's findings for one file."""
         raise NotImplementedError
 
+    def decisions(self, facts: FileFacts) -> Iterator[Decision]:
+        """For each finding of `check`, the cause and the fix kind the shared cause model chose."""
+        return iter(())
+
     def report(self, facts: FileFacts, node: object, *, related: list[Related] | None = None,
                edits: list[Edit] | None = None, applicability: Applicability | None = None,
                fix_title: str | None = None, note: str | None = None, **fields: str) -> Diagnostic:
@@ -42,7 +49,7 @@ class Rule:
         if edits:
             fix = Fix((fix_title or doc.fix_title).format(**fields),
                       applicability or doc.fix_applicability, tuple(edits))
-        return Diagnostic(
+        diagnostic = Diagnostic(
             code=self.code,
             message=doc.message.format(**fields) + (f" ({note})" if note else ""),
             span=facts.span(node),  # type: ignore[arg-type]
@@ -50,6 +57,11 @@ class Rule:
             fix=fix,
             related=tuple(related or ()),
         )
+        if fix is not None and not fixcheck.checking():
+            reason = fixcheck.refusal(facts.source, diagnostic, unchecked_findings(facts))
+            if reason is not None:
+                diagnostic = fixcheck.by_hand(diagnostic, reason)
+        return diagnostic
 
 
 @dataclass(frozen=True)
@@ -62,23 +74,87 @@ class FixPlan:
     applicability: Applicability | None = None
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What the cause model decided for one finding: its rule, where, why and the kind of fix."""
+
+    code: str
+    span: Span
+    cause: model.Cause
+    kind: model.FixKind
+
+
+# The analysis's causes in the terms of the shared model (a list carried across iterations is COLLECTED).
+_MODEL_CAUSE = {
+    Cause.SAME_ROOT: model.Cause.REPEATED,
+    Cause.SHARED_FORWARD: model.Cause.SHARED_FORWARD,
+    Cause.GAN_REUSE: model.Cause.GAN_FAKE,
+    Cause.GRAD_FREED: model.Cause.GRAD_FREED,
+    Cause.LOOP_CARRIED: model.Cause.LOOP_CARRIED,
+    Cause.ACCUMULATED: model.Cause.ACCUMULATED,
+    Cause.BUILT_BEFORE_LOOP: model.Cause.OUTSIDE_LOOP,
+    Cause.MEMOIZED: model.Cause.MEMOIZED,
+    Cause.FRAMEWORK: model.Cause.FRAMEWORK,
+    Cause.STEPPED: model.Cause.STEPPED,
+}
+
+
+def model_cause(facts: FileFacts, conflict: Conflict) -> model.Cause:
+    """The shared model's cause of a conflict the analysis found."""
+    if conflict.cause is Cause.LOOP_CARRIED and conflict.carrier is not None and conflict.carrier.is_container \
+            and not reassigned_state(conflict):
+        return model.Cause.COLLECTED
+    # A cause the shared model does not know yet gets the model's generic advice, never a crash.
+    return _MODEL_CAUSE.get(conflict.cause, model.Cause.UNKNOWN)
+
+
+def reassigned_state(conflict: Conflict) -> bool:
+    """A container the loop assigns anew each iteration (`out, state = model(x, state)`): a recurrent
+    state made of several tensors, not a collection that only grows."""
+    carrier, loop = conflict.carrier, conflict.loop
+    return carrier is not None and loop is not None and codemods.rebound_in(loop, {carrier.holder.text})
+
+
 class ConflictRule(Rule):
-    """A rule that reports the conflicts of some causes at the failing call, with a fix."""
+    """A rule that reports the conflicts of some causes at the failing call, with a fix.
+
+    The shared cause model (`gradguard.causes`) picks the fix kind from the evidence of the conflict;
+    the rule's `fix` builds the edits of that kind, or none when it cannot build them soundly.
+    """
 
     causes: ClassVar[frozenset[Cause]]
+
+    def decide(self, facts: FileFacts, conflict: Conflict) -> model.Option:
+        """The fix option the cause model chooses for this conflict."""
+        return model.choose(model_cause(facts, conflict), evidence(facts, conflict))
+
+    def decisions(self, facts: FileFacts) -> Iterator[Decision]:
+        for conflict in facts.conflicts:
+            if conflict.cause in self.causes and self.applies(conflict):
+                try:
+                    kind = self.decide(facts, conflict).kind
+                except KeyError:  # the evidence lies in another module
+                    kind = model.fix_kind(model_cause(facts, conflict), model.Evidence())
+                yield Decision(self.code, facts.span(conflict.failing.node), model_cause(facts, conflict), kind)
 
     def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
         for conflict in facts.conflicts:
             if conflict.cause in self.causes and self.applies(conflict):
                 try:
-                    plan = self.fix(facts, conflict)
+                    plan = self.fix(facts, conflict, self.decide(facts, conflict))
                 except KeyError:
                     # The fix would edit code of another module (where the cause is): none here.
                     plan = FixPlan()
                 edits = [] if any(_repeats(facts, edit) for edit in plan.edits) else list(plan.edits)
-                yield self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
-                                  edits=edits, fix_title=plan.title, applicability=plan.applicability,
-                                  note=condition_note(facts, conflict), **self.fields(facts, conflict))
+                fields = self.fields(facts, conflict)
+                diagnostic = self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
+                                         edits=edits, fix_title=plan.title, applicability=plan.applicability,
+                                         note=condition_note(facts, conflict), **fields)
+                if not plan.edits and plan.title:
+                    # No edit is sound here: the finding says in words what to do.
+                    by_hand = plan.title.format(**fields)
+                    diagnostic = replace(diagnostic, message=f"{diagnostic.message} (fix by hand: {by_hand})")
+                yield diagnostic
 
     def applies(self, conflict: Conflict) -> bool:
         """Whether this rule reports a conflict of one of its causes (all of them by default)."""
@@ -89,9 +165,90 @@ class ConflictRule(Rule):
         return {"carrier": carrier_name(conflict), "line": freed_row(facts, conflict),
                 "root": conflict.failing.root_text, "first": conflict.freed_by.root_text}
 
-    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
-        """The fix for one conflict (none by default)."""
+    def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
+        """The fix of the chosen kind for one conflict (none by default)."""
         return FixPlan()
+
+
+def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
+    """What the dataflow facts and the source say about a conflict, as the cause model's evidence."""
+    failing, freed = conflict.failing, conflict.freed_by
+    same_call = failing.node is freed.node
+    between: list[str] = []
+    if not same_call and freed.statement is not None and failing.statement is not None:
+        start, end = facts.span(freed.statement).end.row, facts.span(failing.statement).start.row
+        between = facts.lines[start:end - 1] if start < end else []
+    closure = conflict_closure(facts, conflict)
+    return model.Evidence(
+        shape=carrier_shape(facts, conflict),
+        same_call=same_call,
+        stepped_between=bool(conflict.stepped),
+        grads_read_between=model.reads_grads(between),
+        periodic=failing.statement is not None and conditional_in_loop(facts, failing.statement),
+        outside_loop=same_call or closure is not None,
+        grad_feeds_loss=grad_feeds_later_code(facts, conflict),
+    )
+
+
+def conditional_in_loop(facts: FileFacts, statement: cst.CSTNode) -> bool:
+    """Whether a statement sits under an `if` (or its `else`) that is directly in its block's owner."""
+    block = facts.parent(statement)
+    owner = facts.parent(block) if block is not None else None
+    return isinstance(owner, (cst.If, cst.Else))
+
+
+def simple_definitions(conflict: Conflict) -> list[cst.SimpleStatementLine]:
+    """The one-assignment statements that computed the failing call's root."""
+    return [d for d in conflict.root_definitions if isinstance(d, cst.SimpleStatementLine)
+            and len(d.body) == 1 and isinstance(d.body[0], (cst.Assign, cst.AnnAssign))]
+
+
+def conflict_closure(facts: FileFacts, conflict: Conflict) -> cst.FunctionDef | None:
+    """An optimizer closure (LBFGS) that backward-s a loss computed once outside it, next to it."""
+    failing = conflict.failing.statement
+    if failing is None:
+        return None
+    definitions = simple_definitions(conflict)
+    function = codemods.enclosing_function(facts, failing)
+    if len(definitions) == 1 and function is not None and not codemods.inside(facts, definitions[0], function) \
+            and facts.parent(function) is facts.parent(definitions[0]):
+        return function
+    return None
+
+
+def grad_feeds_later_code(facts: FileFacts, conflict: Conflict) -> bool:
+    """Whether what a `torch.autograd.grad` call returned is used between it and the failing call."""
+    import re
+
+    if conflict.freed_by.kind != "grad":
+        return False
+    grad_statement, failing = conflict.freed_by.statement, conflict.failing.statement
+    names = codemods.target_names(grad_statement)
+    if grad_statement is None or failing is None or not names:
+        return bool(names)
+    start, end = facts.span(grad_statement).end.row, facts.span(failing).start.row
+    if end <= start:
+        return True
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+    for line in facts.lines[start:end]:
+        code = line.split("#", 1)[0]
+        if pattern.search(code) and not code.lstrip().startswith(("print(", "log")):
+            return True
+    return False
+
+
+def carrier_shape(facts: FileFacts, conflict: Conflict) -> str:
+    """What the carrier holds, from the analysis (tuple, container) and, where the model has no fact
+    for it, from the syntax of its assignments: a number literal, a dict display, a distribution."""
+    carrier = conflict.carrier
+    if carrier is None:
+        return "tensor"
+    syntactic = codemods.assigned_shape(facts, carrier.holder.text, conflict)
+    if carrier.is_tuple:
+        return "tuple"
+    if carrier.is_container:
+        return "dict" if syntactic == "dict" else "list"
+    return syntactic or "tensor"
 
 
 def _repeats(facts: FileFacts, edit: Edit) -> bool:
@@ -163,3 +320,26 @@ def all_rules() -> tuple[Rule, ...]:
                 if value.__module__ == module.__name__:
                     found.append(value())
     return tuple(sorted(found, key=lambda rule: rule.code))
+
+
+def decisions_for(source: str) -> list[Decision]:
+    """What the cause model decided for every finding of one source text (rule, place, cause, fix
+    kind), in the order of the findings: what a test compares with the runtime monitor's report."""
+    from gradguard.analysis import facts_for
+
+    facts = facts_for(source)
+    if facts is None:
+        return []
+    found = [d for rule in all_rules() for d in rule.decisions(facts)]
+    return sorted(found, key=lambda d: (d.span.start, d.code))
+
+
+def unchecked_findings(facts: FileFacts) -> list[Diagnostic]:
+    """Every rule's findings from facts already computed, their fixes unchecked: what a fix's
+    re-analysis is compared with, without analysing the text again."""
+    found: dict[tuple[str, int, int], Diagnostic] = {}
+    with fixcheck.unchecked():
+        for rule in all_rules():
+            for diagnostic in rule.check(facts):
+                found.setdefault((diagnostic.code, diagnostic.span.start.row, diagnostic.span.start.column), diagnostic)
+    return list(found.values())

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit
-from gradguard.rules import ConflictRule, FixPlan, carrier_name
+from gradguard.rules import ConflictRule, FixPlan, carrier_name, conflict_closure, simple_definitions
 
 
 class RepeatedBackward(ConflictRule):
@@ -16,28 +17,38 @@ class RepeatedBackward(ConflictRule):
     code = "GG001"
     causes = frozenset({Cause.SAME_ROOT})
 
-    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
-        edits, title = _fix(facts, conflict)
-        return FixPlan(tuple(edits), title)
+    def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
+        if option.kind is model.FixKind.RETAIN_GRAPH:
+            return FixPlan(tuple(_retain_earlier(facts, conflict)),
+                           "Pass `retain_graph=True` to the earlier backward: the gradients read in between "
+                           "show both passes are wanted")
+        if option.kind is model.FixKind.RECOMPUTE_IN_LOOP:
+            edits, title = _recompute(facts, conflict)
+            return FixPlan(tuple(edits), title)
+        failing = conflict.failing.statement
+        if failing is not None and conflict.failing.node is not conflict.freed_by.node \
+                and _is_expression_statement(failing):
+            return FixPlan((codemods.remove_statement(facts, failing),), "Remove the repeated backward call")
+        return FixPlan()
 
     def fields(self, facts: FileFacts, conflict: Conflict) -> dict[str, str]:
         return {**super().fields(facts, conflict), "root": carrier_name(conflict)}
 
 
-def _simple_definitions(conflict: Conflict) -> list[cst.SimpleStatementLine]:
-    return [d for d in conflict.root_definitions if isinstance(d, cst.SimpleStatementLine)
-            and len(d.body) == 1 and isinstance(d.body[0], (cst.Assign, cst.AnnAssign))]
+def _retain_earlier(facts: FileFacts, conflict: Conflict) -> list[Edit]:
+    call = conflict.freed_by.node
+    if not isinstance(call, cst.Call) or conflict.freed_by.kind not in ("backward", "grad"):
+        return []
+    return [codemods.set_keyword(facts, call, "retain_graph", "True")]
 
 
-def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
+def _recompute(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
     failing = conflict.failing.statement
     if failing is None:
         return [], None
-    definitions = sorted(_simple_definitions(conflict), key=lambda d: facts.span(d).start)
-    same_call = conflict.failing.node is conflict.freed_by.node
-    function = _enclosing_function(facts, failing)
-    if len(definitions) == 1 and function is not None and not _inside(facts, definitions[0], function) \
-            and facts.parent(function) is facts.parent(definitions[0]):
+    definitions = sorted(simple_definitions(conflict), key=lambda d: facts.span(d).start)
+    function = conflict_closure(facts, conflict)
+    if function is not None:
         # An optimizer closure (LBFGS) re-evaluated with a loss computed outside it: the
         # computation moves into the closure (or is repeated there, if it is used elsewhere too).
         chain = codemods.definition_chain(facts, definitions[0])
@@ -46,14 +57,12 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
         if not _used_elsewhere(facts, chain, function):
             edits = [codemods.remove_statement(facts, d, comments=True) for d in chain] + edits
         return edits, "Compute `{root}` inside the closure, before its backward"
-    if len(definitions) == 1 and (same_call or conflict.stepped):
+    if len(definitions) == 1:
         chain = codemods.definition_chain(facts, definitions[0])
         lines = [line for d in chain for line in codemods.statement_text(facts, d)]
         return [codemods.insert_before(facts, failing, lines)], \
             "Recompute `{root}` with a new forward pass before this backward"
-    if not same_call and _is_expression_statement(failing):
-        return [codemods.remove_statement(facts, failing)], "Remove the repeated backward call"
-    return [], None
+    return [], "Recompute `{root}` with a new forward pass before this backward"
 
 
 def _used_elsewhere(facts: FileFacts, chain: list[cst.CSTNode], closure: cst.FunctionDef) -> bool:
@@ -70,19 +79,3 @@ def _used_elsewhere(facts: FileFacts, chain: list[cst.CSTNode], closure: cst.Fun
 def _is_expression_statement(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
         and isinstance(statement.body[0], cst.Expr)
-
-
-def _enclosing_function(facts: FileFacts, node: cst.CSTNode) -> cst.FunctionDef | None:
-    current = facts.parent(node)
-    while current is not None and not isinstance(current, cst.FunctionDef):
-        current = facts.parent(current)
-    return current
-
-
-def _inside(facts: FileFacts, node: cst.CSTNode, container: cst.CSTNode) -> bool:
-    current: cst.CSTNode | None = node
-    while current is not None:
-        if current is container:
-            return True
-        current = facts.parent(current)
-    return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Applicability, Edit
@@ -16,7 +17,15 @@ class SeparateBackwardSharedGraph(ConflictRule):
     code = "GG002"
     causes = frozenset({Cause.SHARED_FORWARD})
 
-    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+    def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
+        if option.kind is model.FixKind.RETAIN_GRAPH:
+            call = conflict.freed_by.node
+            edits = [codemods.set_keyword(facts, call, "retain_graph", "True")] if isinstance(call, cst.Call) else []
+            return FixPlan(tuple(edits), "Pass `retain_graph=True` to the earlier backward: the gradients read "
+                           "in between show separate passes are wanted", Applicability.UNSAFE)
+        if option.kind is not model.FixKind.SUM_LOSSES:
+            return FixPlan(title="Run the forward again (or detach the shared input) before the second loss: "
+                           "an optimizer stepped in between")
         edits, applicability = _fix(facts, conflict)
         return FixPlan(tuple(edits), applicability=applicability)
 

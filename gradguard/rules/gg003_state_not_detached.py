@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit
-from gradguard.rules import ConflictRule, FixPlan
+from gradguard.rules import ConflictRule, FixPlan, carrier_shape, reassigned_state
 
 
 class StateNotDetached(ConflictRule):
@@ -14,26 +15,36 @@ class StateNotDetached(ConflictRule):
     code = "GG003"
     causes = frozenset({Cause.LOOP_CARRIED})
 
-    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
-        edits, title = _fix(facts, conflict)
+    def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
+        edits, title = _fix(facts, conflict, option)
         return FixPlan(tuple(edits), title)
 
 
-def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
+def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[list[Edit], str | None]:
     carrier = conflict.carrier
     if carrier is None:
         return [], None
     name = carrier.holder.text
+    if carrier.is_container and reassigned_state(conflict):
+        # Its elements may be tensors or tuples of them (one `(h, c)` per layer): which, the analysis
+        # does not say, and `[t.detach() for t in state]` would fail on tuples.
+        return [], ("Detach every tensor in `{carrier}` where it is carried into the next iteration "
+                    "(a recursive `repackage_hidden(h)` helper handles nested tuples and lists)")
     if carrier.is_container:
         if conflict.failing.statement is None:
             return [], None
         return [codemods.insert_after(facts, conflict.failing.statement, [f"del {name}[:]"])], \
             "Empty `{carrier}` after the backward that used it"
+    if option.kind is not model.FixKind.DETACH:
+        # A torch.distributions object has no .detach(): it is rebuilt from fresh parameters instead.
+        return [], "Rebuild `{carrier}` from fresh parameters in every iteration instead of carrying it"
     if conflict.entry_statement is None:
         return [], None
-    if carrier.is_tuple:
-        line = f"{name} = tuple(h.detach() for h in {name})"
-    else:
-        line = f"{name} = {name}.detach()"
+    shape = carrier_shape(facts, conflict)
+    holder = codemods.holder_expression(name)
+    detached = codemods.detached_as(facts, holder, shape) if holder is not None else None
+    if detached is None:
+        return [], None
+    line = f"{name} = {detached}"
     lines = [f"if {name} is not None:", f"    {line}"] if carrier.maybe_none else [line]
     return [codemods.insert_before(facts, conflict.entry_statement, lines)], None

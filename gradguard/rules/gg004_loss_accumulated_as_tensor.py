@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit
-from gradguard.rules import ConflictRule, FixPlan
+from gradguard.rules import ConflictRule, FixPlan, carrier_shape
 
 
 class LossAccumulatedAsTensor(ConflictRule):
@@ -16,8 +17,8 @@ class LossAccumulatedAsTensor(ConflictRule):
     code = "GG004"
     causes = frozenset({Cause.ACCUMULATED})
 
-    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
-        edits, title = _fix(facts, conflict)
+    def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
+        edits, title = _fix(facts, conflict, option)
         return FixPlan(tuple(edits), title)
 
 
@@ -34,18 +35,12 @@ def addend(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
     return None
 
 
-def _conditional(facts: FileFacts, statement: cst.CSTNode) -> bool:
-    block = facts.parent(statement)
-    owner = facts.parent(block) if block is not None else None
-    return isinstance(owner, (cst.If, cst.Else))
-
-
-def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
+def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[list[Edit], str | None]:
     carrier, failing = conflict.carrier, conflict.failing
     if carrier is None or failing.statement is None or not isinstance(failing.node, cst.Call):
         return [], None
     name = carrier.holder.text
-    if _conditional(facts, failing.statement):
+    if option.kind is model.FixKind.OTHER:
         return [codemods.insert_after(facts, failing.statement, [f"{name} = 0"])], \
             "Reset `{carrier}` after each backward"
     updates = [s for s in carrier.assignments if addend(s, name) is not None]
@@ -68,4 +63,10 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
     else:
         return [], None
     item = cst.parse_expression(f"{facts.code(added) if isinstance(added, (cst.Name, cst.Attribute, cst.Call)) else '(' + facts.code(added) + ')'}.item()")
-    return [codemods.replace_node(facts, call, new_call), codemods.replace_node(facts, added, item)], None
+    edits = [codemods.replace_node(facts, call, new_call), codemods.replace_node(facts, added, item)]
+    if carrier_shape(facts, conflict) == "number":
+        # Started as a Python number and now only ever adds numbers: it stays a float, which has no
+        # `.item()` or `.detach()` for the code that reads it afterwards.
+        edits += [codemods.replace_node(facts, use, facts.code(receiver)) for use, receiver
+                  in codemods.tensor_method_calls(facts, name, failing.statement, ("item", "detach", "cpu"))]
+    return edits, None

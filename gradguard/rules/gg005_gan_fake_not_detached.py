@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.detect import stepped_reads
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.analysis.values import Read
-from gradguard.rules import ConflictRule, FixPlan
+from gradguard.rules import ConflictRule, FixPlan, carrier_shape
 
 
 class GanFakeNotDetached(ConflictRule):
@@ -23,13 +24,18 @@ class GanFakeNotDetached(ConflictRule):
         consumer = reads[0].consumer if reads and reads[0].consumer else "D"
         return {**super().fields(facts, conflict), "consumer": consumer}
 
-    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+    def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
         edits = []
         seen: set[int] = set()
+        default = carrier_shape(facts, conflict)
         for read in _discriminator_reads(conflict):
             if id(read.expr) not in seen:
                 seen.add(id(read.expr))
-                edits.append(codemods.replace_node(facts, read.expr, codemods.detached(facts, read.expr)))
+                shape = "tuple" if read.shape == "tuple" else default
+                detached = codemods.detached_as(facts, read.expr, shape)  # type: ignore[arg-type]
+                if detached is None:
+                    return FixPlan()
+                edits.append(codemods.replace_node(facts, read.expr, detached))
         return FixPlan(tuple(edits))
 
 

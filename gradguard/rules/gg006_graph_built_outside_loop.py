@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit, Location, Span
@@ -17,7 +18,7 @@ class GraphBuiltOutsideLoop(ConflictRule):
     code = "GG006"
     causes = frozenset({Cause.BUILT_BEFORE_LOOP, Cause.MEMOIZED})
 
-    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+    def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
         edits, title = _fix(facts, conflict)
         return FixPlan(tuple(edits), title)
 
@@ -47,13 +48,48 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
             and not codemods.used_between(facts, definition, loop, carrier.holder.text):
         first = codemods.first_statement(loop.body)
         if first is not None:
+            if codemods.rebound_in(loop, codemods.read_names(definition)):
+                # What it is computed from changes in the loop: moved there, it would compute another value.
+                return [], _BY_HAND
             lines = codemods.statement_text(facts, definition, comments=True)
             return [codemods.remove_statement(facts, definition, comments=True),
                     codemods.insert_before(facts, first, lines)], None
-    lines = codemods.statement_text(facts, definition)
-    if conflict.entry_statement is not None:
-        return [codemods.insert_before(facts, conflict.entry_statement, lines)], None
-    return [], None
+    if conflict.entry_statement is None:
+        return [], None
+    if isinstance(loop, (cst.For, cst.While)) and codemods.inside(facts, conflict.entry_statement, loop) \
+            and codemods.rebound_in(loop, codemods.read_names(definition)):
+        return [], _BY_HAND
+    statement = _for_entry(facts, conflict, definition)
+    if statement is None:
+        return [], _BY_HAND
+    lines = codemods.statement_text(facts, statement)
+    return [codemods.insert_before(facts, conflict.entry_statement, lines)], None
+
+
+_BY_HAND = "Compute `{carrier}` inside the loop, from values bound there"
+
+
+def _for_entry(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) -> cst.CSTNode | None:
+    """The definition as it reads where the carrier enters: a method's `self.w = self.weight * m`
+    becomes `layer.w = layer.weight * m` in a loop that reads `layer.w` (None when that is unknown)."""
+    method = codemods.enclosing_function(facts, definition)
+    entry = conflict.entry_statement
+    assert entry is not None
+    receiver = codemods.first_parameter(method) if method is not None else None
+    if method is None or receiver is None or receiver not in codemods.read_names(definition):
+        return definition
+    entry_method = codemods.enclosing_function(facts, entry)
+    if entry_method is not None and facts.parent(facts.parent(entry_method)) is facts.parent(facts.parent(method)) \
+            and codemods.first_parameter(entry_method) == receiver:
+        return definition  # another method of the same class: `self` is the same object there
+    attribute = conflict.carrier.holder.text.rsplit(".", 1)[-1] if conflict.carrier else ""
+    owners = {facts.code(read.expr.value) for read in conflict.carrier.reads  # type: ignore[union-attr]
+              if isinstance(read.expr, cst.Attribute) and read.expr.attr.value == attribute
+              and codemods.inside(facts, read.expr, entry_method or facts.module)}
+    owners.discard(receiver)
+    if len(owners) != 1:
+        return None
+    return codemods.renamed(definition, receiver, owners.pop())
 
 
 def _assigns_none(statement: cst.CSTNode) -> bool:

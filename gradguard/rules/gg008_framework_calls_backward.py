@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, FileFacts
 from gradguard.model import Diagnostic, Related
-from gradguard.rules import Rule
+from gradguard.rules import Decision, Rule
 
 
 class FrameworkCallsBackward(Rule):
     """Lightning backward-s what `training_step` returns; a manual backward before it frees the graph."""
 
     code = "GG008"
+
+    def decisions(self, facts: FileFacts) -> Iterator[Decision]:
+        for diagnostic in self.check(facts):
+            yield Decision(self.code, diagnostic.span, model.Cause.FRAMEWORK,
+                           model.fix_kind(model.Cause.FRAMEWORK, model.Evidence()))
 
     def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
         for conflict in facts.conflicts:

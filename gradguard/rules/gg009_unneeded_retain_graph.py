@@ -6,16 +6,22 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import FileFacts
 from gradguard.model import Diagnostic
-from gradguard.rules import Rule
+from gradguard.rules import Decision, Rule
 
 
 class UnneededRetainGraph(Rule):
     """The graph is kept alive after backward, but nothing backward-s through it again."""
 
     code = "GG009"
+
+    def decisions(self, facts: FileFacts) -> Iterator[Decision]:
+        for diagnostic in self.check(facts):
+            yield Decision(self.code, diagnostic.span, model.Cause.NEEDLESS_RETAIN,
+                           model.fix_kind(model.Cause.NEEDLESS_RETAIN, model.Evidence()))
 
     def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
         for retain in facts.needless_retains:

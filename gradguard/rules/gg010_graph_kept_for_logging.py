@@ -6,16 +6,22 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import FileFacts
 from gradguard.model import Diagnostic
-from gradguard.rules import Rule
+from gradguard.rules import Decision, Rule
 
 
 class GraphKeptForLogging(Rule):
     """A tensor that requires grad is stored across iterations only to be logged."""
 
     code = "GG010"
+
+    def decisions(self, facts: FileFacts) -> Iterator[Decision]:
+        for diagnostic in self.check(facts):
+            yield Decision(self.code, diagnostic.span, model.Cause.KEPT_FOR_LOGGING,
+                           model.fix_kind(model.Cause.KEPT_FOR_LOGGING, model.Evidence()))
 
     def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
         for kept in facts.kept_alive:

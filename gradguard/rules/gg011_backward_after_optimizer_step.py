@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit
@@ -17,7 +18,7 @@ class BackwardAfterOptimizerStep(ConflictRule):
     code = "GG011"
     causes = frozenset({Cause.STEPPED})
 
-    def fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan:
+    def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
         return FixPlan(tuple(_fix(facts, conflict)))
 
 

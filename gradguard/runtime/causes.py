@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from gradguard import causes as model
 from gradguard.runtime import source as src
 from gradguard.runtime.carrier import Candidate
 from gradguard.runtime.context import Context
@@ -199,6 +200,10 @@ def fix_facts(
     if candidate is not None:
         facts["container"] = candidate.container
         facts["group"] = candidate.group
+        if _holds_distribution(context, candidate):
+            facts["shape"] = "distribution"
+        elif _holds_nested(context, candidate):
+            facts["container"] = "nested"
     for key, site in (("failing_call", failing_site), ("freed_call", freed_site)):
         source = context.source(site.filename) if site is not None else None
         call = src.backward_call(source, site.line) if source is not None and site is not None else None
@@ -217,6 +222,9 @@ def fix_facts(
         if source is not None:
             called = src.method_calls_between(source, freed_site.line, failing_site.line)
             facts["between_steps"] = any("step" in name for name in called)
+            between = [source.line(row) for row in range(freed_site.line + 1, failing_site.line)]
+            facts["grads_read_between"] = model.reads_grads(between)
+    facts["same_call"] = _same_site(culprit, context.failure.record)
     if carrier is not None and carrier.source:
         facts["assignment_statement"] = carrier.source
     home = context.home(candidate) if candidate is not None else None
@@ -274,3 +282,21 @@ def _grad_feeds_loss(context: Context, culprit: CallRecord, failing: CallSite) -
             if scope is not failing_scope:
                 return True
     return False
+
+
+def _holds_distribution(context: Context, candidate: Candidate) -> bool:
+    """Whether the carrier's variable holds a torch.distributions object (rebuilt, never detached)."""
+    distribution = getattr(getattr(context.torch, "distributions", None), "Distribution", None)
+    frame = candidate.frame
+    if not isinstance(distribution, type) or frame is None:
+        return False
+    return isinstance(frame.f_locals.get(candidate.group), distribution)
+
+
+def _holds_nested(context: Context, candidate: Candidate) -> bool:
+    """Whether the carrier's variable is a list or tuple holding more than tensors (a per-layer
+    `(h, c)` list): detaching it element by element would call `.detach()` on a tuple."""
+    frame = candidate.frame
+    value = frame.f_locals.get(candidate.group) if frame is not None else None
+    is_tensor = context.torch.is_tensor
+    return isinstance(value, (list, tuple)) and any(not is_tensor(item) for item in value)

@@ -11,7 +11,8 @@ For "backward through the graph a second time":
 3. find the earlier call that freed it: exactly when its root is still reachable (a live variable, or
    deep mode's held roots), which also lets the walk be redone against that call's own graph;
    otherwise the first non-retaining call after the stale node was created;
-4. decide the cause and the fix from graph, records and source (`causes`, `diagnosis.choose_fix`).
+4. decide the cause from graph, records and source (`runtime.causes`), and the fix kind from the
+   model shared with the lint rules (`gradguard.causes`, through `diagnosis.choose_fix`).
 """
 
 from __future__ import annotations

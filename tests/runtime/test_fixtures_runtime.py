@@ -138,3 +138,78 @@ def test_clean_and_fixed_fixtures_run_silently(runs: dict[Any, Any], key: str) -
     assert outcome.ok, outcome.traceback or outcome.stderr[-2000:]
     assert report is None
     assert "gradguard" not in outcome.stderr + outcome.stdout
+
+
+@pytest.mark.parametrize("name", _buggy_ids())
+def test_lint_and_runtime_name_the_same_rule_and_fix_kind(runs: dict[Any, Any], name: str) -> None:
+    """One model of causes: the lint rule's decision for a buggy fixture (rule and fix kind, from the
+    dataflow facts) is the monitor's decision on the same program (from the runtime evidence)."""
+    from gradguard.rules import decisions_for
+
+    path = fs.FIXTURES / "buggy" / name
+    expected = fs.expectation(path)
+    lint = {(d.code, str(d.kind)) for d in decisions_for(fs.fixture_source(path))}
+    _, report, _ = runs[(f"buggy/{name}", False)]
+    if expected.error == "none":
+        assert report is None
+        assert any(code in expected.codes and kind == expected.fix for code, kind in lint), lint
+        return
+    assert (report["rule"], report["fix"]["kind"]) in lint, (report["rule"], report["fix"]["kind"], lint)
+
+
+GRADIENT_PROBE = """\
+import torch
+
+torch.manual_seed(0)
+model = torch.nn.Linear(3, 2)
+x = torch.randn(4, 3)
+for step in range(2):
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    first = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    loss.backward()
+    model.zero_grad()
+"""
+
+DISTRIBUTION_CARRIED = """\
+import torch
+from torch.distributions import Normal
+
+torch.manual_seed(0)
+mu = torch.zeros(3, requires_grad=True)
+opt = torch.optim.SGD([mu], lr=0.1)
+q = Normal(mu * 1.0, 1.0)
+for step in range(3):
+    q = Normal(q.loc * 0.9 + 0.1, 1.0)
+    loss = -q.log_prob(torch.ones(3)).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_both_halves_follow_intent_and_types_the_same_way(tmp_path: Path) -> None:
+    """Gradients copied between two backwards of one loss: retain_graph, not removal; a distribution
+    carried across iterations: rebuilt, never detached; a nested per-layer state: detached, not
+    emptied. Lint and the monitor decide alike."""
+    from gradguard.rules import decisions_for
+
+    clean = fs.fixture_source(fs.FIXTURES / "clean" / "c3_nested_state_repackaged.py")
+    nested = "".join(line for line in clean.splitlines(keepends=True) if "= repackage_hidden(" not in line)
+    programs = {"probe": (GRADIENT_PROBE, ("GG001", "retain_graph")),
+                "distribution": (DISTRIBUTION_CARRIED, ("GG003", "recompute_in_loop")),
+                "nested": (nested, ("GG003", "detach"))}
+    jobs = {}
+    for name, (source, _) in programs.items():
+        script = tmp_path / f"{name}.py"
+        script.write_text(source, encoding="utf-8")
+        jobs[f"job_{name}.py"] = JOB.format(path=str(script), report=str(tmp_path / f"{name}.json"), deep=False)
+    fs.run_source_many(jobs, prelude=f"import sys\nsys.path.insert(0, {str(REPO)!r})\n")
+    for name, (source, wanted) in programs.items():
+        report = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))
+        assert (report["rule"], report["fix"]["kind"]) == wanted, (name, report)
+        assert [(d.code, str(d.kind)) for d in decisions_for(source)] == [wanted], name
+        assert ".detach()" not in report["fix"]["suggestion"] or name != "distribution"
+    # A per-layer list of (h, c) tuples: never `del state[:]` nor `.detach()` on a tuple.
+    assert "repackage_hidden" in json.loads((tmp_path / "nested.json").read_text(encoding="utf-8"))["fix"]["suggestion"]
