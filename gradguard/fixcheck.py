@@ -60,6 +60,15 @@ def plain_findings(source: str) -> tuple[Diagnostic, ...]:
         return analyze(source)
 
 
+MAX_CHECKED_FIXES = 12
+
+
+@lru_cache(maxsize=32)
+def _checks(source: str) -> list[int]:
+    """How many fixes of this text were checked (a counter per text)."""
+    return [0]
+
+
 def refusal(source: str, diagnostic: Diagnostic, before: Iterable[Diagnostic] | None = None) -> str | None:
     """Why the fix of a finding of `source` must not be offered, or None when it passes: applied alone
     it must give text that parses, binds every name it uses, and on re-analysis loses the finding and
@@ -70,6 +79,11 @@ def refusal(source: str, diagnostic: Diagnostic, before: Iterable[Diagnostic] | 
     fix: Fix | None = diagnostic.fix
     if fix is None:
         return None
+    checked = _checks(source)
+    checked[0] += 1
+    if checked[0] > MAX_CHECKED_FIXES:
+        # Each check is a re-analysis of the file: past this many, a fix is withheld, not unchecked.
+        return f"only the first {MAX_CHECKED_FIXES} fixes of a file are checked (run --fix again)"
     fixed, applied = fix_text_round(source, [fix])
     if applied == 0 or fixed == source:
         return "its edits could not be applied"

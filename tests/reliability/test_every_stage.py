@@ -88,7 +88,7 @@ def _named(output: str, name: str, fmt: str) -> bool:
     """Whether a format's stdout names the file (the machine formats hold its path)."""
     if fmt == "full":
         return f"--> {name}" in output
-    if fmt in ("json", "sarif"):
+    if fmt in ("json", "sarif", "gitlab", "json-lines", "rdjson", "junit"):
         return name in output
     if fmt == "github":
         return f"file={name}" in output
