@@ -63,23 +63,19 @@ def plain_findings(source: str) -> tuple[Diagnostic, ...]:
 MAX_CHECKED_FIXES = 12
 
 
-@lru_cache(maxsize=32)
-def _checks(source: str) -> list[int]:
-    """How many fixes of this text were checked (a counter per text)."""
-    return [0]
-
-
-def refusal(source: str, diagnostic: Diagnostic, before: Iterable[Diagnostic] | None = None) -> str | None:
+def refusal(source: str, diagnostic: Diagnostic, before: Iterable[Diagnostic] | None = None,
+            checked: list[int] | None = None) -> str | None:
     """Why the fix of a finding of `source` must not be offered, or None when it passes: applied alone
     it must give text that parses, binds every name it uses, and on re-analysis loses the finding and
-    gains none that the fix brought about. `before` are the findings of `source` when known."""
+    gains none that the fix brought about. `before` are the findings of `source` when known;
+    `checked` counts the fixes this analysis of the file already checked."""
     from gradguard.fixes import fix_text_round
     from gradguard.parse import ParseFailure
 
     fix: Fix | None = diagnostic.fix
     if fix is None:
         return None
-    checked = _checks(source)
+    checked = [0] if checked is None else checked
     checked[0] += 1
     if checked[0] > MAX_CHECKED_FIXES:
         # Each check is a re-analysis of the file: past this many, a fix is withheld, not unchecked.

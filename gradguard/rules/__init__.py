@@ -58,7 +58,8 @@ class Rule:
             related=tuple(related or ()),
         )
         if fix is not None and not fixcheck.checking():
-            reason = fixcheck.refusal(facts.source, diagnostic, unchecked_findings(facts))
+            reason = fixcheck.refusal(facts.source, diagnostic, unchecked_findings(facts),
+                                      facts.fixes_checked)
             if reason is not None:
                 diagnostic = fixcheck.by_hand(diagnostic, reason)
         return diagnostic

@@ -235,3 +235,23 @@ def test_a_nested_state_list_is_not_emptied() -> None:
     assert finding.code == "GG003" and finding.fix is None
     if finding.message.startswith("`state`"):  # the carrier the analysis names
         assert "repackage_hidden" in finding.message
+
+
+def test_the_check_budget_belongs_to_one_analysis_not_to_the_text() -> None:
+    """Past MAX_CHECKED_FIXES in one file the rest are withheld; analysing the same text again (a
+    second lint in the same process, a server re-check) gets the same fixes, not fewer."""
+    from gradguard.analysis import analyze
+    from gradguard.fixcheck import MAX_CHECKED_FIXES
+
+    blocks = "".join(
+        f"\nloss{i} = model(torch.randn(2, 3)).sum()\nloss{i}.backward()\nloss{i}.backward()\n"
+        for i in range(MAX_CHECKED_FIXES + 2)
+    )
+    source = "import torch\n\nmodel = torch.nn.Linear(3, 1)\n" + blocks
+    first = analyze(source)
+    again = analyze(source)
+    assert first == again
+    offered = [d for d in first if d.code == "GG001" and d.fix is not None]
+    withheld = [d for d in first if d.code == "GG001" and d.fix is None]
+    assert len(offered) == MAX_CHECKED_FIXES, [d.message for d in first]
+    assert withheld and all("are checked" in d.message for d in withheld)
