@@ -7,6 +7,8 @@ statements take the indentation and line ending of the code around them.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import libcst as cst
 
 from gradguard.analysis.facts import FileFacts
@@ -225,9 +227,11 @@ def _dotted(node: cst.CSTNode) -> str | None:
     return dotted(node) if isinstance(node, cst.BaseExpression) else None
 
 
+@lru_cache(maxsize=8)
 def distribution_names(module: cst.Module) -> tuple[frozenset[str], frozenset[str]]:
     """The names a module gives torch.distributions classes (`Categorical`) and the module itself
-    (`D` in `import torch.distributions as D`), from its imports."""
+    (`D` in `import torch.distributions as D`), from its imports (once per module: nodes hash by
+    identity)."""
     classes: set[str] = set()
     modules: set[str] = {"torch.distributions"}
 
@@ -281,20 +285,28 @@ def _value_shape(value: cst.BaseExpression, module: cst.Module) -> str | None:
 def assignments_of(facts: FileFacts, name: str, near: cst.CSTNode | None) -> list[cst.BaseExpression]:
     """The values assigned to `name` (plainly, `name = value`): in the function around `near` for a
     plain name, anywhere in the module for an attribute (`self.h` may be set in `__init__`)."""
-    scope = _scope_of(facts, name, near)
-    values: list[cst.BaseExpression] = []
+    return list(_assignments_in(_scope_of(facts, name, near)).get(name, ()))
+
+
+@lru_cache(maxsize=64)
+def _assignments_in(scope: cst.CSTNode) -> dict[str, tuple[cst.BaseExpression, ...]]:
+    """Every plain assignment in a scope, by the dotted name assigned (one walk per scope)."""
+    values: dict[str, list[cst.BaseExpression]] = {}
 
     class Finder(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
-            if any(_dotted(t.target) == name for t in node.targets):
-                values.append(node.value)
+            for target in node.targets:
+                name = _dotted(target.target)
+                if name is not None:
+                    values.setdefault(name, []).append(node.value)
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if node.value is not None and _dotted(node.target) == name:
-                values.append(node.value)
+            name = _dotted(node.target)
+            if node.value is not None and name is not None:
+                values.setdefault(name, []).append(node.value)
 
     scope.visit(Finder())
-    return values
+    return {name: tuple(found) for name, found in values.items()}
 
 
 def assigned_shape(facts: FileFacts, name: str, conflict: object) -> str | None:

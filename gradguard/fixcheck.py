@@ -60,32 +60,59 @@ def plain_findings(source: str) -> tuple[Diagnostic, ...]:
         return analyze(source)
 
 
-MAX_CHECKED_FIXES = 12
+# Each check is one re-analysis of the file; past this many in one file, fixes are withheld.
+MAX_REANALYSES = 24
 
 
-def refusal(source: str, diagnostic: Diagnostic, before: Iterable[Diagnostic] | None = None,
-            checked: list[int] | None = None) -> str | None:
-    """Why the fix of a finding of `source` must not be offered, or None when it passes: applied alone
-    it must give text that parses, binds every name it uses, and on re-analysis loses the finding and
-    gains none that the fix brought about. `before` are the findings of `source` when known;
-    `checked` counts the fixes this analysis of the file already checked."""
+def checked(source: str, diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """The findings of one analysis of `source`, each fix either offered (it passed the checks) or
+    withheld with the reason in words.
+
+    The fixes are checked together first: applied at once they must parse, bind every name and, on
+    one re-analysis, lose every fixed finding and gain none they bring about. A group that fails is
+    split in halves and each half checked again, so a file with many sound fixes costs one
+    re-analysis and each bad fix costs a few, never one per finding.
+    """
+    found = list(diagnostics)
+    fixable = [index for index, diagnostic in enumerate(found) if diagnostic.fix is not None]
+    if not fixable:
+        return tuple(found)
+    budget = [MAX_REANALYSES]
+    broken = set(scope_problems(source))
+    reasons: dict[int, str] = {}
+    _check_group(source, found, fixable, broken, budget, reasons)
+    return tuple(by_hand(d, reasons[i]) if i in reasons else d for i, d in enumerate(found))
+
+
+def _check_group(source: str, found: list[Diagnostic], group: list[int], broken: set[str],
+                 budget: list[int], reasons: dict[int, str]) -> None:
+    if budget[0] <= 0:
+        for index in group:
+            reasons[index] = f"only {MAX_REANALYSES} checks of a file's fixes are made (run --fix again)"
+        return
+    budget[0] -= 1
+    reason = _group_problem(source, [found[index] for index in group], found, broken)
+    if reason is None:
+        return
+    if len(group) == 1:
+        reasons[group[0]] = reason
+        return
+    middle = len(group) // 2
+    _check_group(source, found, group[:middle], broken, budget, reasons)
+    _check_group(source, found, group[middle:], broken, budget, reasons)
+
+
+def _group_problem(source: str, group: list[Diagnostic], before: list[Diagnostic],
+                   broken: set[str]) -> str | None:
     from gradguard.fixes import fix_text_round
     from gradguard.parse import ParseFailure
 
-    fix: Fix | None = diagnostic.fix
-    if fix is None:
-        return None
-    checked = [0] if checked is None else checked
-    checked[0] += 1
-    if checked[0] > MAX_CHECKED_FIXES:
-        # Each check is a re-analysis of the file: past this many, a fix is withheld, not unchecked.
-        return f"only the first {MAX_CHECKED_FIXES} fixes of a file are checked (run --fix again)"
-    fixed, applied = fix_text_round(source, [fix])
-    if applied == 0 or fixed == source:
-        return "its edits could not be applied"
+    fixes = [diagnostic.fix for diagnostic in group if diagnostic.fix is not None]
+    fixed, applied = fix_text_round(source, fixes)
+    if applied < len(fixes) or fixed == source:
+        return "its edits could not be applied" if len(fixes) == 1 else "the edits overlap"
     try:
         after = plain_findings(fixed)
-        before = plain_findings(source) if before is None else before
     except (cst.ParserSyntaxError, ParseFailure) as exc:
         return f"the fixed code does not parse ({getattr(exc, 'message', exc)})"
     except Exception as exc:  # noqa: BLE001 - a fix the analysis cannot check is not offered
@@ -93,7 +120,19 @@ def refusal(source: str, diagnostic: Diagnostic, before: Iterable[Diagnostic] | 
     unbound = new_scope_problems(source, fixed)
     if unbound:
         return "it would use " + ", ".join(f"`{name}`" for name in unbound) + " where no value is bound to it"
-    return reanalysis_problem(diagnostic, before, after, broken=set(scope_problems(source)))
+    return reanalysis_problem(group, before, after, broken=broken)
+
+
+def refusal(source: str, diagnostic: Diagnostic, before: Iterable[Diagnostic] | None = None) -> str | None:
+    """Why the fix of one finding of `source` must not be offered, or None when it passes (the check
+    `checked` makes for a group of one). `before` are the findings of `source` when known."""
+    if diagnostic.fix is None:
+        return None
+    try:
+        known = list(plain_findings(source) if before is None else before)
+    except Exception as exc:  # noqa: BLE001
+        return f"the code could not be analysed ({type(exc).__name__})"
+    return _group_problem(source, [diagnostic], known, set(scope_problems(source)))
 
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__builtins__",
                                         "__loader__", "__package__", "__path__", "get_ipython", "display"}
@@ -190,9 +229,9 @@ _QUOTED = re.compile(r"`([^`]+)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
-def reanalysis_problem(fixed: Diagnostic, before: Iterable[Diagnostic], after: Iterable[Diagnostic],
-                       broken: set[str] | None = None) -> str | None:
-    """Why the findings after a fix do not show it worked, or None.
+def reanalysis_problem(fixed: Diagnostic | Iterable[Diagnostic], before: Iterable[Diagnostic],
+                       after: Iterable[Diagnostic], broken: set[str] | None = None) -> str | None:
+    """Why the findings after a fix (or a group of fixes applied together) do not show it worked.
 
     Findings are matched by rule and carrier, since the fix moves the rows of those below it. The
     fixed finding must be gone. A finding that was not there before counts against the fix when the
@@ -201,13 +240,16 @@ def reanalysis_problem(fixed: Diagnostic, before: Iterable[Diagnostic], after: I
     to its own fix. So is one about a name the program already reads where it is unbound (`broken`):
     that program fails whatever the fix does.
     """
+    group = [fixed] if isinstance(fixed, Diagnostic) else list(fixed)
     expected = Counter((d.code, _carrier(d)) for d in before)
-    own = (fixed.code, _carrier(fixed))
-    expected[own] -= 1
+    owns = Counter((d.code, _carrier(d)) for d in group)
+    expected.subtract(owns)
     found = Counter((d.code, _carrier(d)) for d in after)
-    if found[own] > max(expected[own], 0):
-        return f"the {fixed.code} finding is still reported after the fix"
-    touched = {name for edit in (fixed.fix.edits if fixed.fix else ()) for name in _IDENTIFIER.findall(edit.content)}
+    for own in owns:
+        if found[own] > max(expected[own], 0):
+            return f"the {own[0]} finding is still reported after the fix"
+    touched = {name for d in group for edit in (d.fix.edits if d.fix else ())
+               for name in _IDENTIFIER.findall(edit.content)}
     for (code, carrier), count in sorted(found.items()):
         if count > max(expected[(code, carrier)], 0):
             names = set(_IDENTIFIER.findall(carrier))

@@ -78,6 +78,7 @@ class Analysis:
 def analyze_file(source: str, describe_row: Callable[[int], str] | None = None,
                  path: str | None = None) -> Analysis:
     """`analyze`, with what the result depends on and what the analysis left incomplete."""
+    from gradguard import fixcheck
     from gradguard.rules import all_rules
 
     facts = facts_for(source, describe_row, path)
@@ -88,5 +89,7 @@ def analyze_file(source: str, describe_row: Callable[[int], str] | None = None,
         for diagnostic in rule.check(facts):
             key = (diagnostic.code, diagnostic.span.start.row, diagnostic.span.start.column)
             found.setdefault(key, diagnostic)
-    return Analysis(tuple(sorted(found.values(), key=lambda d: (d.span.start, d.code))),
-                    facts.dependencies, facts.incomplete)
+    diagnostics = tuple(sorted(found.values(), key=lambda d: (d.span.start, d.code)))
+    if not fixcheck.checking():
+        diagnostics = fixcheck.checked(source, diagnostics)
+    return Analysis(diagnostics, facts.dependencies, facts.incomplete)

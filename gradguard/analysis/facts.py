@@ -113,8 +113,6 @@ class FileFacts:
     incomplete: tuple[str, ...] = ()
     # Where the nodes of project modules other than this file are: node -> (path, span).
     elsewhere: Callable[[cst.CSTNode], tuple[str, Span] | None] = field(default=lambda node: None)
-    # How many fixes of this analysis were checked by re-analysis (`gradguard.fixcheck.refusal`).
-    fixes_checked: list[int] = field(default_factory=lambda: [0])
 
     def is_local(self, node: cst.CSTNode | None) -> bool:
         """Whether a node is in this file (not in a project module it imports)."""

@@ -57,11 +57,6 @@ class Rule:
             fix=fix,
             related=tuple(related or ()),
         )
-        if fix is not None and not fixcheck.checking():
-            reason = fixcheck.refusal(facts.source, diagnostic, unchecked_findings(facts),
-                                      facts.fixes_checked)
-            if reason is not None:
-                diagnostic = fixcheck.by_hand(diagnostic, reason)
         return diagnostic
 
 
@@ -333,14 +328,3 @@ def decisions_for(source: str) -> list[Decision]:
         return []
     found = [d for rule in all_rules() for d in rule.decisions(facts)]
     return sorted(found, key=lambda d: (d.span.start, d.code))
-
-
-def unchecked_findings(facts: FileFacts) -> list[Diagnostic]:
-    """Every rule's findings from facts already computed, their fixes unchecked: what a fix's
-    re-analysis is compared with, without analysing the text again."""
-    found: dict[tuple[str, int, int], Diagnostic] = {}
-    with fixcheck.unchecked():
-        for rule in all_rules():
-            for diagnostic in rule.check(facts):
-                found.setdefault((diagnostic.code, diagnostic.span.start.row, diagnostic.span.start.column), diagnostic)
-    return list(found.values())

@@ -237,21 +237,40 @@ def test_a_nested_state_list_is_not_emptied() -> None:
         assert "repackage_hidden" in finding.message
 
 
-def test_the_check_budget_belongs_to_one_analysis_not_to_the_text() -> None:
-    """Past MAX_CHECKED_FIXES in one file the rest are withheld; analysing the same text again (a
-    second lint in the same process, a server re-check) gets the same fixes, not fewer."""
-    from gradguard.analysis import analyze
-    from gradguard.fixcheck import MAX_CHECKED_FIXES
-
+def _many_repeated_backwards(count: int) -> str:
     blocks = "".join(
         f"\nloss{i} = model(torch.randn(2, 3)).sum()\nloss{i}.backward()\nloss{i}.backward()\n"
-        for i in range(MAX_CHECKED_FIXES + 2)
+        for i in range(count)
     )
-    source = "import torch\n\nmodel = torch.nn.Linear(3, 1)\n" + blocks
+    return "import torch\n\nmodel = torch.nn.Linear(3, 1)\n" + blocks
+
+
+def test_many_sound_fixes_of_one_file_are_all_offered_and_the_same_every_time() -> None:
+    """Fixes are checked together (one re-analysis), so a file with many findings keeps every fix,
+    and analysing the same text again (a second lint in one process, a server re-check) agrees."""
+    from gradguard.analysis import analyze
+
+    source = _many_repeated_backwards(30)
     first = analyze(source)
-    again = analyze(source)
-    assert first == again
-    offered = [d for d in first if d.code == "GG001" and d.fix is not None]
-    withheld = [d for d in first if d.code == "GG001" and d.fix is None]
-    assert len(offered) == MAX_CHECKED_FIXES, [d.message for d in first]
-    assert withheld and all("are checked" in d.message for d in withheld)
+    assert first == analyze(source)
+    assert len([d for d in first if d.code == "GG001"]) == 30
+    assert all(d.fix is not None for d in first if d.code == "GG001"), [d.message for d in first]
+
+
+def test_one_bad_fix_among_many_is_withheld_alone() -> None:
+    """A group that fails the checks is split: the bad fix is found and withheld with its reason,
+    the sound ones around it stay offered."""
+    from dataclasses import replace
+
+    from gradguard.fixcheck import checked
+
+    source = _many_repeated_backwards(9)
+    found = list(plain_findings(source))
+    bad_at = 5
+    at = Location(found[bad_at].span.start.row, 1)
+    found[bad_at] = replace(found[bad_at], fix=Fix("Detach it", found[bad_at].fix.applicability,  # type: ignore[union-attr]
+                                                  (Edit(Span(at, at), "print(self.x)\n"),)))
+    result = checked(source, found)
+    withheld = [index for index, diagnostic in enumerate(result) if diagnostic.fix is None]
+    assert withheld == [bad_at]
+    assert "`self`" in result[bad_at].message

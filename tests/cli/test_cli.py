@@ -151,7 +151,7 @@ def test_progress_and_colour_only_on_a_terminal(project: Project) -> None:
 
 def test_progress_bar_on_a_terminal_for_a_long_run(project: Project) -> None:
     for index in range(40):
-        project.write(f"pkg/train{index}.py", GG001_SOURCE * 8)
+        project.write(f"pkg/train{index}.py", GG001_SOURCE * 40)
     leader, follower = pty.openpty()
     shown_chunks: list[str] = []
     # Drain the terminal while gradguard runs: a full pty buffer would block the progress bar.
