@@ -61,7 +61,7 @@ def plain_findings(source: str) -> tuple[Diagnostic, ...]:
 
 
 # Each check is one re-analysis of the file; past this many in one file, fixes are withheld.
-MAX_REANALYSES = 24
+MAX_REANALYSES = 8
 
 
 def checked(source: str, diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
