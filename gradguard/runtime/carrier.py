@@ -81,6 +81,11 @@ def frame_locals(frame: FrameType) -> list[tuple[str, Any]]:
     return items
 
 
+def frame_local(frame: FrameType, name: str) -> Any:
+    """One local variable of a frame (None when unbound), read as `frame_locals` reads, leaving no reference."""
+    return next((value for key, value in frame_locals(frame) if key == name), None)
+
+
 def _tensor_items(value: Any, is_tensor: TensorTest) -> Iterator[tuple[str, Any, str]]:
     """(suffix, tensor, container kind) for tensors directly in a shallow container."""
     if isinstance(value, (tuple, list)) and len(value) <= MAX_ITEMS:

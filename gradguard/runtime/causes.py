@@ -14,7 +14,7 @@ from typing import Any
 
 from gradguard import causes as model
 from gradguard.runtime import source as src
-from gradguard.runtime.carrier import Candidate
+from gradguard.runtime.carrier import Candidate, frame_local
 from gradguard.runtime.context import Context
 from gradguard.runtime.diagnosis import CallSite, Carrier, Cause
 from gradguard.runtime.records import CallRecord
@@ -290,13 +290,13 @@ def _holds_distribution(context: Context, candidate: Candidate) -> bool:
     frame = candidate.frame
     if not isinstance(distribution, type) or frame is None:
         return False
-    return isinstance(frame.f_locals.get(candidate.group), distribution)
+    return isinstance(frame_local(frame, candidate.group), distribution)
 
 
 def _holds_nested(context: Context, candidate: Candidate) -> bool:
     """Whether the carrier's variable is a list or tuple holding more than tensors (a per-layer
     `(h, c)` list): detaching it element by element would call `.detach()` on a tuple."""
     frame = candidate.frame
-    value = frame.f_locals.get(candidate.group) if frame is not None else None
+    value = frame_local(frame, candidate.group) if frame is not None else None
     is_tensor = context.torch.is_tensor
     return isinstance(value, (list, tuple)) and any(not is_tensor(item) for item in value)
