@@ -86,7 +86,7 @@ class CallEvaluation:
         if is_module or (callee.kind is Kind.UNKNOWN and label is not None and label in self.module_names):
             result = self.derive(call, operands, state, frame, source=True, consumer=label)
             if callee.qual == UNSURE_MODULE and not (label is not None and label in self.module_names):
-                self.unsure.add(self.site(call))
+                self.unsure.add(self.site(call, frame))
             result = replace(result, label=label)
             result = self.shape_recurrent(callee, result)
             return self.run_hooks(call, callee, args, result, state, frame)

@@ -63,7 +63,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.module_names = modules
         self.functions: dict[cst.CSTNode, FunctionInfo] = {}
         self.classes: dict[cst.CSTNode, ClassInfo] = {}
-        self.sites: dict[cst.CSTNode, int] = {}
+        self.sites: dict[tuple[cst.CSTNode, cst.CSTNode | None], int] = {}
         self.created: set[int] = set()
         self.origins: dict[int, Origin] = {}
         self.active: list[FunctionInfo] = []
@@ -143,11 +143,14 @@ class Evaluator(CallEvaluation, AutogradEvents):
 
     # -- names, holders ----------------------------------------------------------------------
 
-    def site(self, node: cst.CSTNode) -> int:
-        """A stable small integer for an expression site."""
-        site = self.sites.get(node)
+    def site(self, node: cst.CSTNode, frame: Frame | None = None) -> int:
+        """A stable small integer for an expression site, in the context of the call that runs it:
+        a helper's expression evaluated for two different calls (`model.get_state(obs)` in the loop
+        and again inside a loss helper) is two sites, so the second does not age the first's graph."""
+        key = (node, frame.call_site if frame is not None else None)
+        site = self.sites.get(key)
         if site is None:
-            site = self.sites[node] = len(self.sites) + 1
+            site = self.sites[key] = len(self.sites) + 1
         return site
 
     def holder_of(self, expr: cst.BaseExpression, state: State, frame: Frame) -> Holder | None:
@@ -605,7 +608,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 return DATA
             kinds = {v.kind for _, v in operands}
             return FRESH if kinds == {Kind.TENSOR} else UNKNOWN
-        site = self.site(node)
+        site = self.site(node, frame)
         if source or self.saves_tensors(node, state, frame):
             self.saving.add(site)
         owners = frozenset({*self.owners, *([consumer] if consumer else [])}) if source else frozenset()

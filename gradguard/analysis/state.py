@@ -369,3 +369,5 @@ class Frame:
     conditions: list[tuple[cst.CSTNode, bool]] = field(default_factory=list)
     # The project module whose code runs (None: the linted file): where its globals are.
     module: ModuleInfo | None = None
+    # The call this activation runs for (None for an entry): the context of the sites it evaluates.
+    call_site: cst.CSTNode | None = None
