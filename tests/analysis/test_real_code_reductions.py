@@ -1,5 +1,6 @@
 """Reductions of correct public training code that gradguard once flagged (`bench/realcode_reductions/`:
-`NN_*` from the pinned real-code corpus, `rNN_*` from the first real-code audit; each runs fine under torch): no error-level finding on any of them. The shapes are the model's
+`NN_*` from the pinned real-code corpus, `r01`-`r13` from the first real-code audit, `r14` on from the
+second audit of the pinned corpus; each runs fine under torch): no error-level finding on any of them. The shapes are the model's
 causes (correlated conditions, detaching branches, helpers and classes in other modules), not
 special cases; the ones the model still gets wrong are strict xfails naming what it lacks."""
 
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from gradguard.analysis import analyze
+from gradguard.config import Settings
+from gradguard.engine import Prepared, check_source, syntax_error
 from gradguard.model import Severity
 
 REDUCTIONS = Path(__file__).resolve().parents[2] / "bench" / "realcode_reductions"
@@ -18,6 +21,15 @@ OPEN = {
     "a backward through one item frees what the model takes for all of them",
     "06_state_reset_by_walking_modules": "a reset through `for m in self.modules(): m.reset()` is not "
     "followed (the members of `modules()` are not the instance's submodules)",
+    "r14_loop_invariant_branch_before_periodic_backward": "an `if` on a loop-invariant value before a "
+    "periodic backward loses the separation of the iterations after the freeing branch from the others "
+    "(with a varying condition, or none, they stay apart)",
+    "r15_optimizer_owned_per_instance": "an optimizer an instance builds over `self.parameters()` is "
+    "taken to step every instance of the class (what it steps is not kept per instance)",
+    "r16_dict_entries_of_separate_heads": "the entries of a dict are one summary value: a backward "
+    "through one head frees what the model takes for all of them",
+    "r17_tuple_of_two_instances_outputs": "the outputs of two instances of one class, called in one "
+    "tuple assignment, are taken to share one graph",
 }
 
 
@@ -36,4 +48,15 @@ def test_correct_code_gets_no_error(reduction: Path) -> None:
 
 
 def test_every_reduction_is_here() -> None:
-    assert len(_cases()) >= 25
+    assert len(_cases()) >= 29
+
+
+def test_python36_async_name_is_one_file_error() -> None:
+    """`.cuda(async=True)` (Python <= 3.6, PyTorch <= 0.3) is a syntax error since 3.7: one file error
+    at the `async`, never a crash (DeepRL replay.py:205, knowledge-distillation evaluate.py:44)."""
+    text = (REDUCTIONS / "file_error_async_as_a_name.py.txt").read_text(encoding="utf-8")
+    result = check_source(text, "async_name.py", Settings(root=REDUCTIONS))
+    assert result.diagnostics == ()
+    assert [(e.message, e.row, e.column) for e in result.errors] == [("syntax error: invalid syntax", 9, 36)]
+    # A file the prefilter skips (replay.py names no backward) gets the same verdict from CPython.
+    assert syntax_error(Prepared("async_name.py", text, "utf-8")) == result.errors[0]
