@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from gradguard.analysis.conditions import condition_leaves, key_of
 from gradguard.analysis.scopes import assigned_in
 from gradguard.analysis.state import Frame, State
 from gradguard.analysis.values import (
@@ -213,6 +214,16 @@ class AutogradEvents:
             if not any(dep == a or dep.startswith(a + ".") or a.startswith(dep + ".")
                        for dep in atom.deps for a in assigned):
                 kept.add((key, atom.truth))
+        # Only a call every one of whose guards is such a condition runs on "the same path" again:
+        # under a guard that varies (`step % k == 0`) it runs on some iterations, whatever
+        # loop-invariant `if` the path also went through.
+        invariant = {key for key, _ in kept}
+        for statement, _ in frame.conditions:
+            test = getattr(statement, "test", None)
+            if test is None or not frame.loops:
+                continue
+            if any(key_of(leaf) not in invariant for leaf in condition_leaves(test)):
+                return frozenset()
         return frozenset(kept)
 
     def _built_outside(self, node: int, info: CallInfo) -> bool:

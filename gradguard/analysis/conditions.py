@@ -112,6 +112,14 @@ def strip_not(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
     return expr, truth
 
 
+def condition_leaves(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The atoms a test is made of: `not` stripped, `and`/`or` split."""
+    expr, _ = strip_not(expr)
+    if isinstance(expr, cst.BooleanOperation):
+        return [*condition_leaves(expr.left), *condition_leaves(expr.right)]
+    return [expr]
+
+
 def decide(expr: cst.BaseExpression, assume: dict[str, Atom]) -> bool | None:
     """The truth of a test on a path with these assumptions, or None when the path leaves it open."""
     expr, truth = strip_not(expr)

@@ -102,9 +102,9 @@ class Interpreter(Evaluator):
                 groups.setdefault(part.partition_key(), []).append(part)
             if len(groups) <= MAX_PARTS:
                 break
-            oldest = min((atom.seq, key) for part in live for key, atom in part.assume.items())[1]
+            forgotten = self._least_separating(live)
             for part in live:
-                part.assume.pop(oldest, None)
+                part.assume.pop(forgotten, None)
         result = []
         for group in groups.values():
             if len(group) == 1:
@@ -114,6 +114,30 @@ class Interpreter(Evaluator):
                 if joined is not None:
                     result.append(joined)
         return result
+
+    @staticmethod
+    def _least_separating(parts: list[State]) -> str:
+        """The condition to forget when there are too many partitions: the one whose partitions
+        differ least in what is freed (the oldest among equals). Which branch of a loop-invariant
+        `if` ran matters less than whether the previous iteration ran the freeing backward."""
+        def freed_facts(part: State) -> frozenset[tuple[int, bool, bool]]:
+            return frozenset((node, f.weak, f.by_step) for node, f in part.freed.items())
+
+        best: tuple[int, int, str] | None = None
+        seqs: dict[str, int] = {}
+        for part in parts:
+            for key, atom in part.assume.items():
+                seqs[key] = min(atom.seq, seqs.get(key, atom.seq))
+        for key, seq in seqs.items():
+            merged: dict[frozenset[tuple[str, bool]], set[frozenset[tuple[int, bool, bool]]]] = {}
+            for part in parts:
+                rest = frozenset(item for item in part.partition_key() if item[0] != key)
+                merged.setdefault(rest, set()).add(freed_facts(part))
+            separated = sum(len(facts) > 1 for facts in merged.values())
+            if best is None or (separated, seq) < best[:2]:
+                best = (separated, seq, key)
+        assert best is not None
+        return best[2]
 
     def exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
         """Run one statement in place on `state`."""
@@ -664,7 +688,7 @@ class Interpreter(Evaluator):
         self.file_steps += 1
         if self.steps > self.max_steps or self.file_steps > self.max_file_steps:
             raise BudgetExceeded
-        if self.steps % 512 == 0 and time.monotonic() > self.deadline:
+        if self.steps % 512 == 0 and time.process_time() > self.deadline:
             raise BudgetExceeded
 
 

@@ -125,13 +125,15 @@ class Program(Interpreter):
 
     def run(self) -> None:
         """Analyse the module, then each function and method as its own entry point."""
-        self.deadline = time.monotonic() + self.time_budget
+        self.deadline = time.process_time() + self.time_budget
         state = State()
         frame = Frame(None, None, [], 0, imports=dict(self.imports))
         try:
             self.exec_block(self.module.body, state, frame, self.module)
         except (BudgetExceeded, RecursionError) as exc:
             self.incomplete.append(("budget" if isinstance(exc, BudgetExceeded) else "recursion", None, "<module>"))
+            self.conflicts.clear()
+            self.accumulations.clear()
             state = State()
         globals_after = state.copy()
         globals_after.dead = False
@@ -169,7 +171,7 @@ class Program(Interpreter):
     def _entry(self, info: FunctionInfo, start: State, instance: Value | None,
                framework: bool = False) -> State | None:
         """Run one function with unknown arguments; the state it leaves (for `__init__`)."""
-        if self.file_steps > self.max_file_steps or time.monotonic() > self.deadline:
+        if self.file_steps > self.max_file_steps or time.process_time() > self.deadline:
             self.incomplete.append(("budget", info.node, info.qualname))
             return None
         self.steps = 0
@@ -180,11 +182,19 @@ class Program(Interpreter):
         params = [*node.params.posonly_params, *node.params.params]
         roles = roles_in(node.body, self.imports)
         args = [(None, self.unseen_argument(param, roles)) for param in params[1 if instance is not None else 0:]]
+        met = set(self.conflicts)
+        accumulated = set(self.accumulations)
         try:
             result = self.call_function(info, args, {}, state, frame, instance, node)
         except (BudgetExceeded, RecursionError) as exc:
             self.incomplete.append(("budget" if isinstance(exc, BudgetExceeded) else "recursion",
                                     info.node, info.qualname))
+            # What a cut-short run met came from loops that never reached their fixed point: a
+            # guess, not a finding (the give-up itself is reported).
+            for key in set(self.conflicts) - met:
+                del self.conflicts[key]
+            for key in set(self.accumulations) - accumulated:
+                del self.accumulations[key]
             return None
         if framework:
             # The framework backward-s what each path returns, in the state of that path.
