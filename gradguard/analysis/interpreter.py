@@ -140,8 +140,23 @@ class Interpreter(Evaluator):
         return best[2]
 
     def exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
-        """Run one statement in place on `state`."""
+        """Run one statement in place on `state`; one nested too deeply for the analysis to follow
+        is recorded as such and its targets become unknown, and the analysis goes on after it."""
         self.tick()
+        try:
+            self._exec_statement(statement, state, frame)
+        except RecursionError:
+            self.incomplete.append(("recursion", statement,
+                                    frame.function.qualname if frame.function else "<module>"))
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                        [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
+                    for target in targets:
+                        for name in _target_names(target):
+                            self.store_name(name, UNKNOWN, state, frame, statement)
+
+    def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if state.dead:

@@ -197,12 +197,6 @@ def test_expressions_nested_2000_deep_get_a_clear_line_or_a_correct_result(proje
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="analysis bug: Program.run catches RecursionError (and BudgetExceeded) and drops the module's "
-    "state without a word, so a file it could not analyse reads 'All checks passed!' and the bug after the "
-    "deep expression is not reported",
-)
 def test_code_the_analysis_cannot_follow_is_reported_not_passed(project: Project) -> None:
     assert _lint_deep(project, DEEP_GIVEN_UP) == {}
 
