@@ -310,7 +310,9 @@ class AutogradEvents:
 
     def grad(self, call: cst.Call, args: Args, kwargs: dict[str, Value], state: State, frame: Frame) -> Value:
         """`torch.autograd.grad(outputs, inputs, ...)`: frees the part between outputs and inputs."""
-        outputs = args[0] if args else (None, kwargs.get("outputs", UNKNOWN))
+        keyword = next((arg.value for arg in call.args if arg.keyword is not None
+                        and arg.keyword.value == "outputs"), None)
+        outputs = args[0] if args else (keyword, kwargs.get("outputs", UNKNOWN))
         inputs = args[1][1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN)
         positional = [a for a, _ in args]
         retain = self.retain_flag(call, "retain_graph", None, positional[3] if len(positional) > 3 else None)

@@ -120,19 +120,20 @@ class Interpreter(Evaluator):
         """The condition to forget when there are too many partitions: the one whose partitions
         differ least in what is freed (the oldest among equals). Which branch of a loop-invariant
         `if` ran matters less than whether the previous iteration ran the freeing backward."""
-        def freed_facts(part: State) -> frozenset[tuple[int, bool, bool]]:
-            return frozenset((node, f.weak, f.by_step) for node, f in part.freed.items())
+        def freed_facts(part: State) -> frozenset[int]:
+            return frozenset(part.freed)
 
         best: tuple[int, int, str] | None = None
         seqs: dict[str, int] = {}
         for part in parts:
             for key, atom in part.assume.items():
                 seqs[key] = min(atom.seq, seqs.get(key, atom.seq))
+        facts = [(part.partition_key(), freed_facts(part)) for part in parts]
         for key, seq in seqs.items():
-            merged: dict[frozenset[tuple[str, bool]], set[frozenset[tuple[int, bool, bool]]]] = {}
-            for part in parts:
-                rest = frozenset(item for item in part.partition_key() if item[0] != key)
-                merged.setdefault(rest, set()).add(freed_facts(part))
+            merged: dict[frozenset[tuple[str, bool]], set[frozenset[int]]] = {}
+            for partition, freed in facts:
+                rest = frozenset(item for item in partition if item[0] != key)
+                merged.setdefault(rest, set()).add(freed)
             separated = sum(len(facts) > 1 for facts in merged.values())
             if best is None or (separated, seq) < best[:2]:
                 best = (separated, seq, key)

@@ -134,7 +134,7 @@ class Program(Interpreter):
             self.incomplete.append(("budget" if isinstance(exc, BudgetExceeded) else "recursion", None, "<module>"))
             self.conflicts.clear()
             self.accumulations.clear()
-            state = State()
+            state = self._definitions_only()
         globals_after = state.copy()
         globals_after.dead = False
         # Functions analysed on their own start from what the module built, not from what its
@@ -152,6 +152,28 @@ class Program(Interpreter):
                 if name == "__init__":
                     continue
                 self._entry(method, base_state, instance, framework=self._framework_backward(cls, name))
+
+    def _definitions_only(self) -> State:
+        """The module's state from its definitions alone (imports, functions, classes, assignments
+        that call nothing): what the functions analysed as entries need to find each other when
+        the module's own run was cut short."""
+        state = State()
+        frame = Frame(None, None, [], 0, imports=dict(self.imports))
+        self.steps = 0
+        for statement in self.module.body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                if any(not isinstance(small, (cst.Import, cst.ImportFrom, cst.Assign, cst.AnnAssign))
+                       or _calls_anything(small) for small in statement.body):
+                    continue
+            elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            try:
+                self.exec_statement(statement, state, frame)
+            except (BudgetExceeded, RecursionError):
+                break
+        self.conflicts.clear()
+        self.accumulations.clear()
+        return state
 
     def _framework_backward(self, cls: ClassInfo, method: str) -> bool:
         """Lightning calls backward on what `training_step` returns, unless optimization is manual;
@@ -215,3 +237,17 @@ class Program(Interpreter):
         call = CallInfo(node, None, "framework", framework, None, False, False, (), info.qualname)
         self.framework_calls.append(call)
         self.reach(call, returned, state)
+
+
+def _calls_anything(node: cst.CSTNode) -> bool:
+    """Whether a statement contains a call (or anything that may run code: a lambda is fine)."""
+    class Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            self.found = True
+            return False
+
+    finder = Finder()
+    node.visit(finder)
+    return finder.found

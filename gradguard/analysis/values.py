@@ -165,12 +165,14 @@ def moving(site: int) -> frozenset[int]:
 
 def rename(value: Value, site: int) -> Value:
     """Age the nodes of `site` by one generation (the site is being evaluated again)."""
-    if value.nodes.isdisjoint(moving(site)):
+    ageing = moving(site)
+    if value.nodes.isdisjoint(ageing):
         return value
-    base = site * GENERATIONS
-    last = base + GENERATIONS - 1
-    nodes = frozenset(shifted(n, site) for n in value.nodes)
-    top = frozenset(shifted(n, site) for n in value.top) if any(base <= n < last for n in value.top) else value.top
+    mine = value.nodes & ageing
+    # Only the site's own nodes move (set operations: values of real models hold hundreds of nodes).
+    nodes = (value.nodes - mine) | frozenset(n + 1 for n in mine)
+    top_mine = value.top & ageing
+    top = (value.top - top_mine) | frozenset(n + 1 for n in top_mine) if top_mine else value.top
     elems = tuple(rename(e, site) for e in value.elems) if value.elems is not None else None
     return replace(value, nodes=nodes, top=top, elems=elems)
 

@@ -502,3 +502,90 @@ def test_a_step_of_another_module_leaves_a_retained_graph_valid() -> None:
             opt_b.step()
         """)
     assert [code for _, code in _codes(source)] == ["GG009"]  # the retain is needless, not wrong
+
+
+# -- call context, budgets, definitions -----------------------------------------------------------
+
+
+def test_one_helper_evaluated_for_two_calls_is_two_sites() -> None:
+    """`model.get_state()` evaluated in the loop and again inside a loss helper: the helper's call
+    does not make the loop's state look like an older evaluation of the same expression, so the
+    step between the two backwards is still seen (option-critic's in-place bug)."""
+    source = _program("""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.features = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8))
+                self.head = nn.Linear(8, 2)
+
+            def get_state(self, obs):
+                return self.features(obs)
+
+        def actor_loss(model, obs, logp):
+            state = model.get_state(obs)
+            return -(logp * model.head(state).mean()).mean()
+
+        model = Net()
+        optim = torch.optim.SGD(model.parameters(), lr=0.1)
+        state = model.get_state(torch.randn(1, 4))
+        for step in range(10):
+            logp = model.head(state).log_softmax(-1)
+            state = model.get_state(torch.randn(1, 4))
+            loss = actor_loss(model, torch.randn(1, 4), logp)
+            optim.zero_grad()
+            loss.backward()
+            optim.step()
+    """)
+    assert ("GG011", 26) in [(code, row) for row, code in _codes(source)]
+
+
+def test_functions_still_find_each_other_when_the_module_run_is_cut_short(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The module's own run exhausts its budget: the functions analysed as entries still see the
+    module's definitions (a detaching helper is a helper, not an unknown call carrying graphs)."""
+    from gradguard.analysis.expressions import BudgetExceeded
+    from gradguard.analysis.program import Program
+
+    source = _program("""
+        def repackage(h):
+            return h.detach()
+
+        def train(model, loader, optimizer):
+            hidden = torch.zeros(2, 8)
+            for x in loader:
+                hidden = repackage(hidden)
+                out, hidden = model(x, hidden)
+                loss = out.sum()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+        if __name__ == "__main__":
+            train(nn.RNN(4, 8), [torch.randn(3, 2, 4)], None)
+    """)
+    assert _codes(source) == []
+    original = Program.exec_block
+
+    def cut_short(self, body, state, frame, owner):  # type: ignore[no-untyped-def]
+        if owner is self.module:
+            raise BudgetExceeded
+        return original(self, body, state, frame, owner)
+
+    monkeypatch.setattr(Program, "exec_block", cut_short)
+    analysis = analyze_file(source)
+    assert [d.code for d in analysis.diagnostics] == []
+    assert any("module level" in note for note in analysis.incomplete)
+
+
+def test_a_grad_call_with_keyword_outputs_names_its_root() -> None:
+    source = _program("""
+        net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        x = torch.randn(4, 3, requires_grad=True)
+        pred = net(x)
+        pred.mean().backward(retain_graph=True)
+        opt.step()
+        (g,) = torch.autograd.grad(outputs=pred.sum(), inputs=x)
+    """)
+    (finding,) = [d for d in analyze(source) if d.code == "GG011"]
+    assert finding.message.startswith("`pred.sum()` goes through")
