@@ -332,6 +332,12 @@ class AutogradEvents:
         """Remember which optimizer stepped since each node was freed; the graphs still alive that
         saved the parameters it updates are changed under them (`Freed.by_step`)."""
         owner = optimizer.ref if isinstance(optimizer.ref, str) else (label or "optimizer")
+        if label is not None and "." in label and (owner == "self" or owner.startswith("self.")):
+            # An optimizer an instance built over its own parameters, stepped through that
+            # instance (`value.optimizer.step()`): it updates that instance's, no other's.
+            instance = label.rsplit(".", 1)[0]
+            if instance != "self":
+                owner = instance + owner[len("self"):]
         if owner.startswith("?"):
             self.optimizer_owners.add(owner)
         for node, why in list(state.freed.items()):

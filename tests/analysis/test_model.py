@@ -589,3 +589,35 @@ def test_a_grad_call_with_keyword_outputs_names_its_root() -> None:
     """)
     (finding,) = [d for d in analyze(source) if d.code == "GG011"]
     assert finding.message.startswith("`pred.sum()` goes through")
+
+
+def test_an_optimizer_an_instance_builds_over_its_parameters_steps_that_instance_only() -> None:
+    """`value.optimizer.step()` changes `value`'s parameters: a graph of `value` built before the
+    step fails after it (GG011); one of `target_value`, another instance of the class, does not."""
+    template = _program("""
+        class ValueNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+                self.optimizer = torch.optim.SGD(self.parameters(), lr=0.1)
+
+            def forward(self, state):
+                return self.fc(state)
+
+        value = ValueNet()
+        target_value = ValueNet()
+        for step in range(3):
+            state = torch.randn(8, 4)
+            v = value(state)
+            v_next = target_value(state)
+            value.optimizer.zero_grad()
+            (v - 1.0).pow(2).mean().backward(retain_graph=True)
+            value.optimizer.step()
+            later = CARRIER.pow(2).mean()
+            later.backward()
+    """)
+    def errors(source: str) -> list[str]:
+        return [d.code for d in analyze(source) if d.severity == "error"]
+
+    assert errors(template.replace("CARRIER", "v_next")) == []
+    assert errors(template.replace("CARRIER", "v")) == ["GG011"]
