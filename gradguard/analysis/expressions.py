@@ -473,11 +473,19 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return replace(result, via=tuple(via)) if via else result
         if isinstance(expr, cst.Dict):
             values = []
+            keys: list[str] | None = []
             for element in expr.elements:
                 if isinstance(element, cst.DictElement):
                     self.eval(element.key, state, frame)
+                    key = _string_key(element.key)
+                    keys = keys + [key] if keys is not None and key is not None else None
+                else:
+                    keys = None
                 values.append(self.eval(element.value, state, frame))
-            return self.container_of(Kind.DICT, values)
+            result = self.container_of(Kind.DICT, values)
+            if keys is not None and len(set(keys)) == len(keys):
+                result = replace(result, elems=tuple(values), keys=tuple(keys))
+            return result
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self.eval_comprehension(expr, state, frame)
         if isinstance(expr, cst.IfExp):
@@ -510,6 +518,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if isinstance(element.slice, cst.Index):
                 self.eval(element.slice.value, state, frame)
                 literal = element.slice.value
+                key = _string_key(literal)
+                if base.keys is not None and base.elems is not None and key in base.keys:
+                    return base.elems[base.keys.index(key)]
                 if isinstance(literal, cst.Integer):
                     index = int(literal.value)
                 elif isinstance(literal, cst.UnaryOperation) and isinstance(literal.expression, cst.Integer):
@@ -753,6 +764,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
                      container.grad or item.grad)
 
 _CONTAINERS = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT})
+
+
+def _string_key(expr: cst.BaseExpression) -> str | None:
+    """The value of a plain string literal used as a dict key, None for anything else."""
+    if isinstance(expr, cst.SimpleString) and expr.prefix.lower() in ("", "u"):
+        return expr.raw_value
+    return None
 _NO_BINDINGS = Bindings({}, {})
 
 

@@ -90,6 +90,9 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "FRAMEWORK_BACKWARD": lambda: frozenset(
         (f.name, method) for f in api.all_facts()
         if f.base is not None and f.name not in _lightning() for method in f.base.backward_on),
+    # The key of a dict a framework's step returns that holds the loss it backward-s
+    # (Lightning's `training_step` may return `{"loss": loss, ...}`).
+    "FRAMEWORK_LOSS_KEYS": lambda: frozenset({"loss"}),
     # Wrappers that hand a module through unchanged as far as graphs go.
     "MODULE_WRAPPERS": lambda: _names(lambda f: f.returns is Returns.ARGUMENT and (
         f.name.startswith("torch.nn.") and f.name.rsplit(".", 1)[-1][:1].isupper() or f.name == "torch.compile")),

@@ -221,7 +221,11 @@ class Program(Interpreter):
         if framework:
             # The framework backward-s what each path returns, in the state of that path.
             for path_state, returned in self.last_returns or [(state, result)]:
-                returned = returned.elems[0] if returned.elems else returned
+                if returned.keys is not None and returned.elems is not None:
+                    found = [e for k, e in zip(returned.keys, returned.elems) if k in K.FRAMEWORK_LOSS_KEYS]
+                    returned = found[0] if found else returned
+                elif returned.elems:
+                    returned = returned.elems[0]
                 self._framework_call(info, returned, path_state)
         return state
 

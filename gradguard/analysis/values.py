@@ -88,6 +88,9 @@ class Value:
     via: tuple[Any, ...] = ()
     # Taken out of a container that sums up several values: which one is not known.
     element: bool = False
+    # For a dict whose keys are string literals (`{"log_pi": a, "v": b}`): the key of each of
+    # `elems`, so `d["v"]` is `b` alone.
+    keys: tuple[str, ...] | None = None
 
     @property
     def carries_graph(self) -> bool:
@@ -125,7 +128,7 @@ def join(a: Value | None, b: Value | None) -> Value:
     if b is None or a is b:
         return a
     elems = None
-    if a.elems is not None and b.elems is not None and len(a.elems) == len(b.elems):
+    if a.elems is not None and b.elems is not None and len(a.elems) == len(b.elems) and a.keys == b.keys:
         elems = tuple(join(x, y) for x, y in zip(a.elems, b.elems))
     kind = a.kind if a.kind == b.kind else (b.kind if a.kind is Kind.NONE else a.kind if b.kind is Kind.NONE else Kind.UNKNOWN)
     return Value(
@@ -138,6 +141,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         qual=a.qual if a.qual == b.qual else None,
         label=a.label if a.label == b.label else (a.label or b.label),
         maybe_none=a.maybe_none or b.maybe_none or a.kind is Kind.NONE or b.kind is Kind.NONE,
+        keys=a.keys if elems is not None else None,
     )
 
 

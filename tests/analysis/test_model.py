@@ -621,3 +621,17 @@ def test_an_optimizer_an_instance_builds_over_its_parameters_steps_that_instance
 
     assert errors(template.replace("CARRIER", "v_next")) == []
     assert errors(template.replace("CARRIER", "v")) == ["GG011"]
+
+
+def test_a_dict_literal_keeps_its_entries_apart_by_key() -> None:
+    """`{"pi": a, "v": b}["v"]` is `b` alone: a backward through the policy head does not free
+    the value head's graph; the same entry backward-ed again still is a finding."""
+    template = _program("""
+        actor, critic = nn.Linear(4, 2), nn.Linear(4, 1)
+        obs = torch.randn(8, 4)
+        out = {"pi": actor(obs).log_softmax(-1), "v": critic(obs)}
+        out["pi"].mean().backward()
+        out[KEY].mean().backward()
+    """)
+    assert [code for _, code in _codes(template.replace("KEY", '"v"'))] == []
+    assert [code for _, code in _codes(template.replace("KEY", '"pi"'))] == ["GG002"]

@@ -21,8 +21,6 @@ OPEN = {
     "a backward through one item frees what the model takes for all of them",
     "06_state_reset_by_walking_modules": "a reset through `for m in self.modules(): m.reset()` is not "
     "followed (the members of `modules()` are not the instance's submodules)",
-    "r16_dict_entries_of_separate_heads": "the entries of a dict are one summary value: a backward "
-    "through one head frees what the model takes for all of them",
 }
 
 
