@@ -30,7 +30,7 @@ from libcst.metadata.scope_provider import (
     Scope,
 )
 
-from gradguard.model import Diagnostic, Fix
+from gradguard.model import Diagnostic
 
 # True inside the analysis of a fix's result, whose own fixes need no checking.
 _CHECKING: ContextVar[bool] = ContextVar("gradguard_checking_a_fix", default=False)

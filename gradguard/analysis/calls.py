@@ -92,6 +92,29 @@ class CallEvaluation:
             return self.run_hooks(call, callee, args, result, state, frame)
         return self.derive(call, operands, state, frame, consumer=label)
 
+    def submodules_of(self, instance: Value, state: State, deep: bool) -> Value:
+        """`net.modules()` (the instance and every module below it) or `net.children()` (the
+        modules it holds) of an instance of a project class: a tuple of those objects, as the
+        attributes of this state hold them."""
+        found: list[Value] = [instance] if deep else []
+        seen = {instance.ref.key}
+        pending = [instance]
+        while pending:
+            owner = pending.pop(0)
+            for (key, _), value in list(state.heap.items()):
+                if key != owner.ref.key or value.kind not in (Kind.INSTANCE, Kind.MODULE):
+                    continue
+                if value.kind is Kind.INSTANCE and isinstance(value.ref, ClassInfo):
+                    if value.ref.key in seen:
+                        continue
+                    seen.add(value.ref.key)
+                    if deep:
+                        pending.append(value)
+                found.append(value)
+            if len(found) > 16:
+                break
+        return Value(Kind.TUPLE, elems=tuple(found))
+
     def shape_recurrent(self, callee: Value, result: Value) -> Value:
         """`nn.LSTM` returns `(output, (h, c))`; `nn.GRU` and `nn.RNN` return `(output, h)`."""
         if callee.qual in K.RECURRENT_TUPLE_STATE:
@@ -247,6 +270,10 @@ class CallEvaluation:
             if method == "requires_grad_" and self._literal_positional(call, default=True) is False:
                 self.freeze(receiver, label)
             return receiver
+        if method in K.SUBMODULE_METHODS and own is None and receiver.kind is Kind.INSTANCE \
+                and isinstance(receiver.ref, ClassInfo):
+            self.eval_args(call, state, frame)
+            return self.submodules_of(receiver, state, deep=method in K.ALL_SUBMODULE_METHODS)
         if receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
             info = self.method_of(receiver.ref, method)
             if info is not None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from gradguard.analysis import knowledge as K
 from gradguard.analysis.conditions import (
     MAX_PARTS,
     Atom,
@@ -32,6 +33,8 @@ from gradguard.analysis.values import DATA, NONE, UNKNOWN, Kind, Value, cut, joi
 # passes after which a loop that still changes is given up on (recorded, never silent).
 WIDEN_AFTER = 2
 MAX_LOOP_PASSES = 12
+# Loops over this many known objects or fewer run once per object instead of to a fixed point.
+MAX_UNROLLED = 8
 # The key prefix of a condition as the previous iteration of a loop took it.
 _PREVIOUS = "previous iteration: "
 
@@ -261,6 +264,8 @@ class Interpreter(Evaluator):
             return []
         decided = decide(statement.test, state.assume)
         if decided is None:
+            decided = self.attribute_test(statement.test, state, frame)
+        if decided is None:
             branch, other = state.copy(), state
             self.refine_none(statement.test, branch, other, frame)
             self.assume_test(statement.test, True, branch, frame)
@@ -286,6 +291,22 @@ class Interpreter(Evaluator):
             finally:
                 frame.conditions.pop()
         return outcomes
+
+    def attribute_test(self, test: cst.BaseExpression, state: State, frame: Frame) -> bool | None:
+        """`hasattr(m, "reset")` on an object of a project class that defines `reset`: True (a
+        class that does not define it may still get it at run time: undecided)."""
+        expr, positive = strip_not(test)
+        if not (isinstance(expr, cst.Call) and len(expr.args) == 2
+                and isinstance(expr.args[1].value, cst.SimpleString)):
+            return None
+        if self.qualified(expr.func, state, frame) not in K.ATTRIBUTE_TESTS:
+            return None
+        owner = self.peek(expr.args[0].value, state, frame)
+        if owner is None or owner.kind is not Kind.INSTANCE or not isinstance(owner.ref, ClassInfo):
+            return None
+        if self.method_of(owner.ref, expr.args[1].value.raw_value) is None:
+            return None
+        return positive
 
     def assume_test(self, test: cst.BaseExpression, truth: bool, state: State, frame: Frame) -> None:
         """Record that `test` had this truth on the path to `state` (when it is a condition atom)."""
@@ -359,6 +380,9 @@ class Interpreter(Evaluator):
 
     def for_parts(self, statement: cst.For, state: State, frame: Frame) -> list[State]:
         iterable = self.eval(statement.iter, state, frame)
+        if iterable.kind is Kind.TUPLE and iterable.elems and len(iterable.elems) <= MAX_UNROLLED \
+                and all(e.kind in (Kind.INSTANCE, Kind.MODULE) for e in iterable.elems):
+            return self.unrolled(statement, iterable.elems, state, frame)
         element = self.element_from(statement.iter, iterable, state, frame)
 
         def enter(s: State) -> bool:
@@ -380,6 +404,37 @@ class Interpreter(Evaluator):
                                                      atom.level, 0, atom.text)
 
         return self.run_loop(statement, statement.body, enter, lambda s: True, state, frame, carry)
+
+    def unrolled(self, statement: cst.For, elements: tuple[Value, ...], state: State,
+                 frame: Frame) -> list[State]:
+        """A loop over a few known objects (`for m in net.modules()`, `for net in (G, D)`): the
+        body runs once for each, in order, so a method called on each reaches each one's own
+        class."""
+        heads = [state]
+        exits: list[State] = []
+        frame.loops.append(statement)
+        try:
+            for element in elements:
+                produced: list[State] = []
+                for head in heads:
+                    current = head.copy()
+                    self.assign(statement.target, element, current, frame, statement, statement.iter)
+                    frame.breaks.append([])
+                    frame.continues.append([])
+                    try:
+                        produced.extend(self.exec_parts(statement.body, current, frame, statement))
+                    finally:
+                        exits.extend(frame.breaks.pop())
+                        produced.extend(frame.continues.pop())
+                heads = self.regroup(produced)
+                if not heads:
+                    break
+        finally:
+            frame.loops.pop()
+        if statement.orelse is not None:
+            heads = [part for head in heads
+                     for part in self.exec_parts(statement.orelse.body, head, frame, statement.orelse)]
+        return self.regroup([*heads, *exits])
 
     def exec_while(self, statement: cst.While, state: State, frame: Frame) -> None:
         self.merge_into(state, self.while_parts(statement, state, frame))

@@ -99,6 +99,10 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "DATA_FUNCTIONS": lambda: _names(lambda f: f.returns is Returns.DATA),
     # Methods every torch.nn.Module (or LightningModule) has: never a parameter of the same name.
     "MODULE_METHODS": lambda: _names(lambda f: True, Receiver.MODULE) | _names(lambda f: True, Receiver.LIGHTNING),
+    # A module's methods that iterate its submodules (`for m in self.modules(): m.reset()`).
+    "ATTRIBUTE_TESTS": lambda: _names(lambda f: f.attribute_test),
+    "SUBMODULE_METHODS": lambda: _names(lambda f: f.submodules is not None, Receiver.MODULE),
+    "ALL_SUBMODULE_METHODS": lambda: _names(lambda f: f.submodules == "all", Receiver.MODULE),
     # Containers of modules: iterating or indexing them gives the modules back.
     "MODULE_CONTAINERS": lambda: _names(lambda f: f.container),
     # Tensor methods that make a fresh tensor (no graph) shaped or typed like the receiver.

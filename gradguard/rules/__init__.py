@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from gradguard import catalogue, codemods, fixcheck
+from gradguard import catalogue, codemods
 from gradguard import causes as model
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Applicability, Diagnostic, Edit, Fix, Related, Span

@@ -10,7 +10,13 @@ import ast
 from gradguard.causes import Cause, Evidence, FixKind, fix_kind, reads_grads
 from gradguard.config import Selection
 from gradguard.engine import Prepared
-from gradguard.fixcheck import by_hand, new_scope_problems, plain_findings, refusal, scope_problems
+from gradguard.fixcheck import (
+    by_hand,
+    new_scope_problems,
+    plain_findings,
+    refusal,
+    scope_problems,
+)
 from gradguard.fixes import fix_prepared
 from gradguard.model import Edit, Fix, Location, Span
 from gradguard.rules import decisions_for

@@ -635,3 +635,45 @@ def test_a_dict_literal_keeps_its_entries_apart_by_key() -> None:
     """)
     assert [code for _, code in _codes(template.replace("KEY", '"v"'))] == []
     assert [code for _, code in _codes(template.replace("KEY", '"pi"'))] == ["GG002"]
+
+
+def test_a_reset_walking_the_module_tree_reaches_each_submodule() -> None:
+    """`for m in self.modules(): if hasattr(m, "reset"): m.reset()` runs each object's own
+    `reset`: the neuron state it clears carries nothing into the next step; a tree in which
+    nothing defines `reset` still carries it."""
+    template = _program("""
+        class Neuron(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.v = 0.0
+
+            def forward(self, dv):
+                self.v = self.v + dv
+                return torch.sigmoid(self.v)
+
+            def RESET(self):
+                self.v = 0.0
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc, self.node = nn.Linear(4, 4), Neuron()
+
+            def forward(self, x):
+                return self.node(self.fc(x))
+
+            def reset_all(self):
+                for m in self.modules():
+                    if hasattr(m, "reset"):
+                        m.reset()
+
+        net = Net()
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        for step in range(3):
+            opt.zero_grad()
+            net(torch.randn(2, 4)).pow(2).mean().backward()
+            opt.step()
+            net.reset_all()
+    """)
+    assert _codes(template.replace("RESET", "reset")) == []
+    assert [code for _, code in _codes(template.replace("RESET", "clear"))] == ["GG003"]

@@ -19,8 +19,6 @@ REDUCTIONS = Path(__file__).resolve().parents[2] / "bench" / "realcode_reduction
 OPEN = {
     "03_backward_per_list_element": "the items of a list appended in a loop are one summary value: "
     "a backward through one item frees what the model takes for all of them",
-    "06_state_reset_by_walking_modules": "a reset through `for m in self.modules(): m.reset()` is not "
-    "followed (the members of `modules()` are not the instance's submodules)",
 }
 
 

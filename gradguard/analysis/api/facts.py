@@ -125,6 +125,10 @@ class Fact:
     state: str | None = None  # with Returns.MODULE: the recurrent state returned ("tuple", "tensor")
     parameterless: bool = False  # with Returns.MODULE: calling it only combines its inputs
     container: bool = False  # with Returns.MODULE: holds modules (`ModuleList`)
+    # A module's method iterating its submodules: "all" (itself and every module below, `modules()`)
+    # or "children" (the modules it holds).
+    submodules: str | None = None
+    attribute_test: bool = False  # `hasattr(obj, name)`: whether the object has that attribute
     evidence: bool = False  # a method only a module has: the receiver is a module
     source: str = "hand"  # "hand", "torch" (generated from the installed torch) or "config"
 

@@ -9,9 +9,11 @@ FACTS: tuple[Fact, ...] = (
     Fact("sum", returns=Returns.DERIVED, saves=False),
     # max/min compare and hand back one of their arguments: no new node.
     *facts(("max", "min"), returns=Returns.DERIVED, saves=False),
-    *facts(("float", "int", "bool", "str", "repr", "len", "isinstance", "issubclass", "hasattr", "id", "hash",
+    *facts(("float", "int", "bool", "str", "repr", "len", "isinstance", "issubclass", "id", "hash",
             "type", "format", "round", "math.isnan", "math.isfinite", "math.isinf", "numpy.array",
             "numpy.asarray", "numpy.mean"), returns=Returns.VALUE),
+    # `hasattr(obj, "name")`: true for an object of a class of the project that defines `name`.
+    Fact("hasattr", returns=Returns.VALUE, attribute_test=True),
     *facts(("print", "logging.info", "logging.debug", "logging.warning"), returns=Returns.NONE),
     *facts(("range", "iter", "open"), returns=Returns.DATA),
 )
