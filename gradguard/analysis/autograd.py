@@ -117,7 +117,7 @@ class AutogradEvents:
             holder = self.holder_of(expr, state, frame) if expr is not None else None
             if holder is not None:
                 self.backward_holders.add(holder.key)
-                self.root_holders.add(holder.key)
+                self.root_holders.add(scoped_key(holder, frame))
                 self.root_defs[info] = self.root_defs.get(info, frozenset()) | self.defs_of(holder, state, frame)
             self.reach(info, value, state, frame)
             self.release(info, value, keeps, state, frame)
@@ -369,6 +369,8 @@ class AutogradEvents:
         """`total += loss` or `losses.append(loss)` inside a loop, kept for GG010."""
         if not frame.loops or not item.nodes or item_expr is None:
             return
+        if _runs_in_one_iteration(frame):
+            return  # `if step == 0: ys.append(y)`: a buffer filled once, not a log that grows
         holder = self.holder_of(target, state, frame)
         if holder is None:
             return
@@ -380,9 +382,40 @@ class AutogradEvents:
         previous = self.accumulations.get(statement)
         nodes = item.nodes | (previous.nodes if previous else frozenset())
         self.accumulations[statement] = Accumulation(holder, statement, item_expr, container,
-                                                     frame.loops[-1], nodes, item_holder.key)
+                                                     frame.loops[-1], nodes, scoped_key(item_holder, frame))
 
 
+
+
+def _runs_in_one_iteration(frame: Frame) -> bool:
+    """Whether the code running now is guarded by `v == literal` for the target `v` of a `for`
+    loop around it: it runs in one iteration of that loop only."""
+    targets: set[str] = set()
+    for loop in frame.loops:
+        if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name):
+            targets.add(loop.target.value)
+    if not targets:
+        return False
+    for statement, arm in frame.conditions:
+        test = getattr(statement, "test", None)
+        if not arm or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            continue
+        target = test.comparisons[0]
+        if not isinstance(target.operator, cst.Equal):
+            continue
+        sides = (test.left, target.comparator)
+        if any(isinstance(a, cst.Name) and a.value in targets
+               and isinstance(b, (cst.Integer, cst.SimpleString)) for a, b in (sides, sides[::-1])):
+            return True
+    return False
+
+
+def scoped_key(holder: Holder, frame: Frame) -> tuple[str, ...]:
+    """A holder's key with a variable's function in front: two functions' locals of one name
+    (`event_t` in a helper and in its caller) are different variables."""
+    if holder.kind != "variable":
+        return holder.key
+    return (frame.function.qualname if frame.function else "<module>", *holder.key)
 
 
 def _owns(owner: str, labels: frozenset[str]) -> bool:

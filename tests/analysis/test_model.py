@@ -677,3 +677,37 @@ def test_a_reset_walking_the_module_tree_reaches_each_submodule() -> None:
     """)
     assert _codes(template.replace("RESET", "reset")) == []
     assert [code for _, code in _codes(template.replace("RESET", "clear"))] == ["GG003"]
+
+
+def test_a_log_is_a_loss_of_the_same_function_appended_in_every_iteration() -> None:
+    """GG010 needs the appended value to be what a backward of the same function started from (a
+    caller's variable of the same name is another variable), appended on every iteration (under
+    `if step == 0:` the list is a buffer filled once)."""
+    helper = _program("""
+        w = torch.ones(1, requires_grad=True)
+
+        def collision_times(n):
+            event_times = []
+            t = torch.zeros(1)
+            for i in range(n):
+                event_t = t + w * 2
+                event_times.append(event_t)
+                t = event_t
+            return event_times
+
+        def gradcheck():
+            event_t = collision_times(3)[-1]
+            event_t.backward()
+    """)
+    assert [code for _, code in _codes(helper)] == []
+    buffer = _program("""
+        model = nn.Linear(4, 4)
+        ys = []
+        for step in range(3):
+            y = model(torch.randn(2, 4)).sum()
+            y.backward()
+            GUARD
+                ys.append(y)
+    """)
+    assert [code for _, code in _codes(buffer.replace("GUARD", "if step == 0:"))] == []
+    assert [code for _, code in _codes(buffer.replace("GUARD", "if step >= 0:"))] == ["GG010"]

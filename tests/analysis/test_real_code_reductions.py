@@ -36,6 +36,14 @@ def test_correct_code_gets_no_error(reduction: Path) -> None:
     assert errors == []
 
 
+@pytest.mark.parametrize("name", ["r11_returned_list_name_collision", "r13_fixed_size_buffer_list"])
+def test_lists_of_data_get_no_logging_warning_either(name: str) -> None:
+    """A helper's list of results whose caller has a variable of the item's name (torchdiffeq), and
+    a buffer filled in the first step only (apex): no GG010, no finding at all."""
+    path = REDUCTIONS / f"{name}.py"
+    assert [d.code for d in analyze(path.read_text(encoding="utf-8"), path=str(path))] == []
+
+
 def test_every_reduction_is_here() -> None:
     assert len(_cases()) >= 29
 
