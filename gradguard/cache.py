@@ -39,6 +39,7 @@ from gradguard.model import (
     FileResult,
     Fix,
     Location,
+    Note,
     Related,
     Severity,
     Span,
@@ -328,7 +329,7 @@ def result_to_json(result: FileResult) -> dict[str, Any]:
     return {
         "skipped": result.skipped,
         "errors": [[e.message, e.row, e.column] for e in result.errors],
-        "incomplete": list(result.incomplete),
+        "incomplete": [[note.message, note.row, note.cell] for note in result.incomplete],
         "diagnostics": [
             {
                 "code": d.code,
@@ -391,5 +392,7 @@ def result_from_json(data: dict[str, Any], path: str, dependencies: tuple[str, .
         errors=errors,
         skipped=bool(data["skipped"]),
         dependencies=dependencies,
-        incomplete=tuple(str(line) for line in data.get("incomplete", ())),
+        incomplete=tuple(
+            Note(str(message), _int_or_none(row), _int_or_none(cell)) for message, row, cell in data["incomplete"]
+        ),
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gradguard.discovery import describe_os_error, is_notebook
-from gradguard.model import Diagnostic, Edit, FileError, FileResult, Fix, Location, Related, Span
+from gradguard.model import Diagnostic, Edit, FileError, FileResult, Fix, Location, Note, Related, Span
 from gradguard.noqa import LINE_NOQA, file_exemption, line_suppresses, split_codes
 from gradguard.notebook import split_lines
 
@@ -265,7 +265,16 @@ def analyse(prepared: Prepared, selection: Selection) -> FileResult:
             current = replace(current, notebook=current.notebook.without_cell(exc.cell))
             continue
         result = _result(prepared, to_file_coordinates(prepared, kept))
-        return replace(result, errors=tuple(errors), dependencies=dependencies, incomplete=incomplete)
+        notes = tuple(_note_in_cells(note, prepared) for note in incomplete)
+        return replace(result, errors=tuple(errors), dependencies=dependencies, incomplete=notes)
+
+
+def _note_in_cells(note: Note, prepared: Prepared) -> Note:
+    """A note's program row as (cell, row in cell) in a notebook."""
+    if prepared.notebook is None or note.row is None:
+        return note
+    cell, row = prepared.notebook.locate(note.row)
+    return Note(note.message, row, cell)
 
 
 def program_diagnostics(prepared: Prepared, selection: Selection) -> tuple[Diagnostic, ...]:
@@ -275,9 +284,9 @@ def program_diagnostics(prepared: Prepared, selection: Selection) -> tuple[Diagn
 
 def program_analysis(
     prepared: Prepared, selection: Selection
-) -> tuple[tuple[Diagnostic, ...], tuple[str, ...], tuple[str, ...]]:
+) -> tuple[tuple[Diagnostic, ...], tuple[str, ...], tuple[Note, ...]]:
     """`program_diagnostics`, with the project modules the result depends on and what the analysis
-    left incomplete."""
+    left incomplete (in program rows)."""
     program_lines = split_lines(prepared.program)
     exemption = file_exemption(prepared.program)
     if exemption.everything:

@@ -141,12 +141,13 @@ def report(
     if options.statistics or options.fmt in MACHINE_FORMATS or options.output_file is not None:
         for error in errors:
             click.echo(error_line(error, cwd), err=True)
-    shown = [result for result in results if result.diagnostics or result.errors]
+    shown = [result for result in results if result.diagnostics or result.errors or result.incomplete]
     if not options.quiet:
         # Giving up is a fact: the parts of a file the analysis did not follow to the end.
-        incomplete = [(result.path, line) for result in results for line in result.incomplete]
-        for path, line in incomplete:
-            click.echo(f"{display(path, cwd)}: note: {line}", err=True)
+        incomplete = [(result.path, note) for result in results for note in result.incomplete]
+        for path, note in incomplete:
+            where = reporters.note_where(note)
+            click.echo(f"{display(path, cwd)}{':' + where if where else ''}: note: {note.message}", err=True)
         if options.statistics and incomplete:
             files = len({path for path, _ in incomplete})
             click.echo(f"analysis incomplete in {plural(files, 'file')} ({plural(len(incomplete), 'part')})", err=True)

@@ -101,6 +101,18 @@ class FileError:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A part of a file the analysis did not follow to the end: findings there may be missing.
+
+    `row` is where that part starts (the function's `def`), None for the file as a whole; `cell` is the
+    notebook cell, its `row` then counting within the cell."""
+
+    message: str
+    row: int | None = None
+    cell: int | None = None
+
+
+@dataclass(frozen=True)
 class FileResult:
     """What linting one file produced."""
 
@@ -117,4 +129,4 @@ class FileResult:
     # serves this result only while each of them is unchanged.
     dependencies: tuple[str, ...] = ()
     # What the analysis did not follow to the end ("analysis incomplete in train(): step budget").
-    incomplete: tuple[str, ...] = ()
+    incomplete: tuple[Note, ...] = ()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gradguard.model import Diagnostic
+from gradguard.model import Diagnostic, Note
 
 if TYPE_CHECKING:
     from gradguard.analysis.facts import FileFacts
@@ -71,8 +71,8 @@ class Analysis:
 
     diagnostics: tuple[Diagnostic, ...]
     dependencies: tuple[tuple[str, str], ...] = ()
-    # What the analysis did not follow to the end ("loop in train(): not converged").
-    incomplete: tuple[str, ...] = ()
+    # What the analysis did not follow to the end ("analysis incomplete in train(): step budget exhausted").
+    incomplete: tuple[Note, ...] = ()
 
 
 def analyze_file(source: str, describe_row: Callable[[int], str] | None = None,

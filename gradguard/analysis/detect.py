@@ -18,7 +18,7 @@ from gradguard.analysis.facts import (
 )
 from gradguard.analysis.program import Program
 from gradguard.analysis.values import GENERATIONS, CallInfo, Kind, Read, generation_of
-from gradguard.model import Span
+from gradguard.model import Note, Span
 
 
 def facts_of(program: Program, source: str) -> FileFacts:
@@ -43,7 +43,7 @@ def facts_of(program: Program, source: str) -> FileFacts:
         facts.elsewhere = _elsewhere(program)
     if program.project is not None:
         facts.dependencies = program.project.dependencies
-    facts.incomplete = tuple(_incomplete(program))
+    facts.incomplete = tuple(_incomplete(program, facts))
     return facts
 
 
@@ -61,17 +61,20 @@ def _elsewhere(program: Program):  # type: ignore[no-untyped-def]
     return where
 
 
-def _incomplete(program: Program) -> list[str]:
-    """What the analysis did not follow to the end, one line each."""
-    lines = []
-    for what, _node, function in program.incomplete:
+def _incomplete(program: Program, facts: FileFacts) -> list[Note]:
+    """What the analysis did not follow to the end, one note each, at the row where that part starts
+    (the function's `def`, the loop, the statement; none for the module level or another module's code)."""
+    notes: list[Note] = []
+    for what, node, function in program.incomplete:
         where = "module level" if function == "<module>" else f"{function}()"
         text = {"loop": "a loop did not reach a fixed point", "budget": "step budget exhausted",
-                "recursion": "nesting too deep"}.get(what, what)
-        line = f"analysis incomplete in {where}: {text}"
-        if line not in lines:
-            lines.append(line)
-    return lines
+                "recursion": "nesting too deep",
+                "time": f"time limit ({program.time_budget:g} CPU-s for the file) reached"}.get(what, what)
+        message = f"analysis incomplete in {where}: {text}"
+        row = facts.span(node).start.row if node is not None and facts.is_local(node) else None
+        if all((note.message, note.row) != (message, row) for note in notes):
+            notes.append(Note(message, row))
+    return notes
 
 
 def _self_update(statement: cst.CSTNode, holder_text: str) -> tuple[bool, bool]:

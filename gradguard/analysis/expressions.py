@@ -46,17 +46,23 @@ class BudgetExceeded(Exception):
     """An entry point took more steps than the analysis allows itself."""
 
 
+class TimeLimit(BudgetExceeded):
+    """The file's analysis ran past its safety net in CPU seconds."""
+
+
 
 class Evaluator(CallEvaluation, AutogradEvents):
     """Expression evaluation; the statement part lives in `interpreter.Interpreter`."""
 
     max_depth = 6
+    # Steps one entry point (the module's own run, or one function analysed on its own) may take: a
+    # base, and more for each line of its code. Each entry has its own budget, so one expensive
+    # function never starves the others, and it is counted, not timed: the same file gives the same
+    # findings on a busy machine and on an idle one.
     max_steps = 60_000
-    # Steps the analysis of one file may take in all (deterministic: the same file gives the same
-    # findings on a busy machine and on an idle one).
-    max_file_steps = 400_000
-    # A safety net in CPU seconds of this process (not wall-clock: a busy machine must not change
-    # the findings), far above what the step budget costs.
+    steps_per_line = 8
+    # A safety net for the whole file in CPU seconds of this process (not wall-clock), far above
+    # what the step budgets cost on real code; reaching it is reported as its own note.
     time_budget = 120.0
 
     def __init__(self, imports: dict[str, str], modules: frozenset[str]) -> None:
@@ -69,7 +75,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.origins: dict[int, Origin] = {}
         self.active: list[FunctionInfo] = []
         self.steps = 0
-        self.file_steps = 0
+        self.step_limit = self.max_steps
+        # The body whose statements each get their own step budget (the entry point's), and
+        # whether one of them is running.
+        self.entry_owner: cst.CSTNode | None = None
+        self.guarding = False
         self.deadline = float("inf")
         # Findings, recorded as they are met; `detect.py` turns them into facts.
         self.conflicts: dict[tuple[int, int], Met] = {}

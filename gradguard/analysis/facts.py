@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from gradguard.analysis.values import CallInfo, Holder, Read
-from gradguard.model import Span
+from gradguard.model import Note, Span
 
 
 class Cause(StrEnum):
@@ -109,10 +109,19 @@ class FileFacts:
     describe_row: Callable[[int], str] = field(default=lambda row: f"line {row}")
     # The project modules read with this file: (path, content digest).
     dependencies: tuple[tuple[str, str], ...] = ()
-    # What the analysis did not follow to the end, in words.
-    incomplete: tuple[str, ...] = ()
+    # What the analysis did not follow to the end, in words, at the row where that part starts.
+    incomplete: tuple[Note, ...] = ()
     # Where the nodes of project modules other than this file are: node -> (path, span).
     elsewhere: Callable[[cst.CSTNode], tuple[str, Span] | None] = field(default=lambda node: None)
+    _row_index: dict[Callable[[str], bool], list[int]] = field(default_factory=dict, repr=False, compare=False)
+
+    def rows_matching(self, test: Callable[[str], bool]) -> list[int]:
+        """The rows whose line passes `test`, ascending; worked out once per test, so that asking
+        about the lines between two places costs a look-up, not a scan."""
+        rows = self._row_index.get(test)
+        if rows is None:
+            rows = self._row_index[test] = [row for row, line in enumerate(self.lines, 1) if test(line)]
+        return rows
 
     def is_local(self, node: cst.CSTNode | None) -> bool:
         """Whether a node is in this file (not in a project module it imports)."""

@@ -23,7 +23,7 @@ from gradguard.analysis.conditions import (
     key_of,
     strip_not,
 )
-from gradguard.analysis.expressions import BudgetExceeded, Evaluator
+from gradguard.analysis.expressions import BudgetExceeded, Evaluator, TimeLimit
 from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import DATA, NONE, UNKNOWN, Kind, Value, cut, join
@@ -58,20 +58,62 @@ class Interpreter(Evaluator):
         set of branch conditions still told apart (see `conditions.py`)."""
         statements = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
         parts = [state]
+        guarded = owner is self.entry_owner and not self.guarding
         for statement in statements:
-            following: list[State] = []
-            for part in parts:
-                if part.dead:
-                    continue
-                frame.statements.append((owner, statement))
-                try:
-                    following.extend(self.statement_parts(statement, part, frame))
-                finally:
-                    frame.statements.pop()
-            parts = self.regroup(following)
+            parts = self.guarded_parts(statement, parts, frame, owner) if guarded else \
+                self.run_statement(statement, parts, frame, owner)
             if not parts:
                 return []
         return [part for part in parts if not part.dead]
+
+    def run_statement(self, statement: cst.BaseStatement, parts: list[State], frame: Frame,
+                      owner: cst.CSTNode) -> list[State]:
+        following: list[State] = []
+        for part in parts:
+            if part.dead:
+                continue
+            frame.statements.append((owner, statement))
+            try:
+                following.extend(self.statement_parts(statement, part, frame))
+            finally:
+                frame.statements.pop()
+        return self.regroup(following)
+
+    def guarded_parts(self, statement: cst.BaseStatement, parts: list[State], frame: Frame,
+                      owner: cst.CSTNode) -> list[State]:
+        """A statement of an entry point's own body, with a step budget of its own: one that uses it
+        up is skipped (what it assigns becomes unknown, what it met is dropped: a loop cut short
+        before its fixed point is a guess) and noted, and the analysis goes on after it. So a
+        finding never depends on how costly unrelated code elsewhere in the function is."""
+        saved = [part.copy() for part in parts]
+        met, accumulated = set(self.conflicts), set(self.accumulations)
+        self.steps = 0
+        self.step_limit = self.max_steps + self.steps_per_line * self.code_of(statement).count("\n")
+        self.guarding = True
+        try:
+            return self.run_statement(statement, parts, frame, owner)
+        except TimeLimit:
+            raise
+        except BudgetExceeded:
+            self.incomplete.append(("budget", statement, frame.function.qualname if frame.function else "<module>"))
+            for key in set(self.conflicts) - met:
+                del self.conflicts[key]
+            for key in set(self.accumulations) - accumulated:
+                del self.accumulations[key]
+            for part in saved:
+                self.forget_targets(statement, part, frame)
+            return saved
+        finally:
+            self.guarding = False
+
+    def forget_targets(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
+        """What a statement the analysis could not follow assigns becomes unknown."""
+        self.steps = 0
+        for target in _assignment_targets(statement):
+            try:
+                self.assign(target, UNKNOWN, state, frame, statement, None)
+            except (BudgetExceeded, RecursionError):
+                continue
 
     def statement_parts(self, statement: cst.CSTNode, state: State, frame: Frame) -> list[State]:
         """Run one statement from `state`; the states it ends in."""
@@ -159,6 +201,9 @@ class Interpreter(Evaluator):
                     for target in targets:
                         for name in _target_names(target):
                             self.store_name(name, UNKNOWN, state, frame, statement)
+
+    def code_of(self, node: cst.CSTNode) -> str:
+        return cst.Module([]).code_for_node(node)
 
     def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
         if isinstance(statement, cst.SimpleStatementLine):
@@ -756,11 +801,10 @@ class Interpreter(Evaluator):
     def tick(self) -> None:
         """Count work; give up on an entry point that would take too long."""
         self.steps += 1
-        self.file_steps += 1
-        if self.steps > self.max_steps or self.file_steps > self.max_file_steps:
+        if self.steps > self.step_limit:
             raise BudgetExceeded
         if self.steps % 512 == 0 and time.process_time() > self.deadline:
-            raise BudgetExceeded
+            raise TimeLimit
 
 
 def _constant_truth(test: cst.BaseExpression) -> bool | None:
@@ -788,6 +832,52 @@ def _same_widened(merged: State, known: State, before: dict[int, int]) -> bool:
 def _advanced(state: State, before: dict[int, int]) -> frozenset[int]:
     """The sites evaluated again since `before` (a loop's own sites)."""
     return frozenset(site for site, epoch in state.epochs.items() if epoch != before.get(site, 0))
+
+
+def _assignment_targets(statement: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The names and attributes a statement assigns anywhere inside it (not inside the functions
+    and classes it defines, whose names it does assign)."""
+    found: list[cst.BaseExpression] = []
+
+    class Targets(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            found.extend(t.target for t in node.targets)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            found.append(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            found.append(node.target)
+
+        def visit_For(self, node: cst.For) -> None:
+            found.append(node.target)
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            if isinstance(node.name, cst.BaseExpression):
+                found.append(node.name)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            found.append(node.target)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            found.append(node.name)
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            found.append(node.name)
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    statement.visit(Targets())
+    flat: list[cst.BaseExpression] = []
+    for target in found:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            flat.extend(cst.Name(name) for name in _target_names(target))
+        elif isinstance(target, (cst.Name, cst.Attribute)):
+            flat.append(target)
+    return flat
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:

@@ -9,7 +9,7 @@ import libcst as cst
 
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.evidence import Role, annotated_role, roles_in
-from gradguard.analysis.expressions import BudgetExceeded, role_value
+from gradguard.analysis.expressions import BudgetExceeded, TimeLimit, role_value
 from gradguard.analysis.interpreter import Interpreter
 from gradguard.analysis.names import canonical, import_bindings, qualify
 from gradguard.analysis.project import ModuleInfo, Project
@@ -128,10 +128,11 @@ class Program(Interpreter):
         self.deadline = time.process_time() + self.time_budget
         state = State()
         frame = Frame(None, None, [], 0, imports=dict(self.imports))
+        self._start_entry(self.module)
         try:
             self.exec_block(self.module.body, state, frame, self.module)
         except (BudgetExceeded, RecursionError) as exc:
-            self.incomplete.append(("budget" if isinstance(exc, BudgetExceeded) else "recursion", None, "<module>"))
+            self.incomplete.append((_give_up(exc), None, "<module>"))
             self.conflicts.clear()
             self.accumulations.clear()
             state = self._definitions_only()
@@ -159,7 +160,7 @@ class Program(Interpreter):
         the module's own run was cut short."""
         state = State()
         frame = Frame(None, None, [], 0, imports=dict(self.imports))
-        self.steps = 0
+        self._start_entry(self.module)
         for statement in self.module.body:
             if isinstance(statement, cst.SimpleStatementLine):
                 if any(not isinstance(small, (cst.Import, cst.ImportFrom, cst.Assign, cst.AnnAssign))
@@ -174,6 +175,14 @@ class Program(Interpreter):
         self.conflicts.clear()
         self.accumulations.clear()
         return state
+
+    def _start_entry(self, node: cst.CSTNode) -> None:
+        """A fresh step budget for one entry point, scaled by the lines of its code; each statement
+        of its own body gets one in turn (`Interpreter.guarded_parts`)."""
+        self.entry_owner = node
+        self.guarding = False
+        self.steps = 0
+        self.step_limit = self.max_steps + self.steps_per_line * self.module.code_for_node(node).count("\n")
 
     def _framework_backward(self, cls: ClassInfo, method: str) -> bool:
         """Lightning calls backward on what `training_step` returns, unless optimization is manual;
@@ -193,10 +202,10 @@ class Program(Interpreter):
     def _entry(self, info: FunctionInfo, start: State, instance: Value | None,
                framework: bool = False) -> State | None:
         """Run one function with unknown arguments; the state it leaves (for `__init__`)."""
-        if self.file_steps > self.max_file_steps or time.process_time() > self.deadline:
-            self.incomplete.append(("budget", info.node, info.qualname))
+        if time.process_time() > self.deadline:
+            self.incomplete.append(("time", info.node, info.qualname))
             return None
-        self.steps = 0
+        self._start_entry(info.node)
         state = start.copy()
         frame = Frame(None, None, [], 0, imports=dict(self.imports))
         node = info.node
@@ -209,8 +218,7 @@ class Program(Interpreter):
         try:
             result = self.call_function(info, args, {}, state, frame, instance, node)
         except (BudgetExceeded, RecursionError) as exc:
-            self.incomplete.append(("budget" if isinstance(exc, BudgetExceeded) else "recursion",
-                                    info.node, info.qualname))
+            self.incomplete.append((_give_up(exc), info.node, info.qualname))
             # What a cut-short run met came from loops that never reached their fixed point: a
             # guess, not a finding (the give-up itself is reported).
             for key in set(self.conflicts) - met:
@@ -255,3 +263,10 @@ def _calls_anything(node: cst.CSTNode) -> bool:
     finder = Finder()
     node.visit(finder)
     return finder.found
+
+
+def _give_up(exc: BaseException) -> str:
+    """What a note calls the reason an entry was not followed to the end."""
+    if isinstance(exc, TimeLimit):
+        return "time"
+    return "budget" if isinstance(exc, BudgetExceeded) else "recursion"

@@ -26,6 +26,9 @@ from gradguard.report import (
     sarif,
     statistics,
 )
+from gradguard.report._common import note_where
+
+__all__ = ["FORMATS", "emit", "emit_statistics", "note_where"]
 
 FORMATS = OUTPUT_FORMATS
 # The formats that write to a stream without colour or a summary: `emit(results, out=..., cwd=...)`.

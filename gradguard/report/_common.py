@@ -14,10 +14,13 @@ from rich.segment import Segment
 from rich.text import Text
 
 from gradguard import catalogue
-from gradguard.model import Applicability, Diagnostic, Edit, FileError, FileResult, Severity
+from gradguard.model import Applicability, Diagnostic, Edit, FileError, FileResult, Note, Severity
 
 # The pseudo rule of inputs that could not be linted (ruff 0.17 calls its own `invalid-syntax`).
 FILE_ERROR_CODE = "file-error"
+# The pseudo rule of the parts of a file the analysis did not follow to the end (findings there may be
+# missing): informational in every format, never a failure of the run.
+NOTE_CODE = "analysis-incomplete"
 
 
 class Writer:
@@ -79,6 +82,18 @@ def sorted_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
 def sorted_errors(errors: Iterable[FileError]) -> list[FileError]:
     """File errors by line (those without one first), then message."""
     return sorted(errors, key=lambda e: (e.row or 0, e.column or 0, e.message))
+
+
+def sorted_notes(notes: Iterable[Note]) -> list[Note]:
+    """Notes by cell and row (those of the whole file first), then message."""
+    return sorted(notes, key=lambda n: (n.cell or 0, n.row or 0, n.message))
+
+
+def note_where(note: Note) -> str:
+    """Where a note starts in words: `12`, `cell 3:4`, or "" for the whole file."""
+    if note.row is None:
+        return ""
+    return f"cell {note.cell}:{note.row}" if note.cell is not None else str(note.row)
 
 
 def rule_doc(code: str) -> catalogue.RuleDoc | None:

@@ -4,6 +4,7 @@
 
 Paths are relative to the working directory (the checkout root in a workflow). A notebook finding has
 no line in the `.ipynb` file itself, so it is annotated on the file, its cell and line leading the message.
+A part of a file the analysis did not follow to the end is a `::notice` (`analysis-incomplete`).
 """
 
 from __future__ import annotations
@@ -12,13 +13,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from gradguard.model import Applicability, Diagnostic, FileError, FileResult, Severity
+from gradguard.model import (
+    Applicability,
+    Diagnostic,
+    FileError,
+    FileResult,
+    Note,
+    Severity,
+)
 from gradguard.report._common import (
     FILE_ERROR_CODE,
+    NOTE_CODE,
     display_path,
     position,
     sorted_diagnostics,
     sorted_errors,
+    sorted_notes,
     sorted_results,
 )
 
@@ -74,11 +84,25 @@ def error_command(path: str, error: FileError) -> str:
     return _command("error", properties, error.message)
 
 
+def note_command(path: str, note: Note) -> str:
+    """The workflow command telling that part of a file was not analysed to the end."""
+    properties: list[tuple[str, object]] = [("file", path)]
+    message = note.message
+    if note.row is not None and note.cell is None:
+        properties.append(("line", note.row))
+    elif note.row is not None:
+        message = f"cell {note.cell}, line {note.row}: {message}"
+    properties.append(("title", f"gradguard ({NOTE_CODE})"))
+    return _command("notice", properties, message)
+
+
 def emit(results: Sequence[FileResult], *, out: TextIO, cwd: Path) -> None:
-    """Write one workflow command per file error and finding."""
+    """Write one workflow command per file error, finding and note."""
     for result in sorted_results(results, cwd):
         path = display_path(result.path, cwd)
         for error in sorted_errors(result.errors):
             out.write(error_command(path, error) + "\n")
         for diagnostic in sorted_diagnostics(result.diagnostics):
             out.write(diagnostic_command(path, diagnostic) + "\n")
+        for note in sorted_notes(result.incomplete):
+            out.write(note_command(path, note) + "\n")

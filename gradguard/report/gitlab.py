@@ -4,7 +4,8 @@ A JSON array of issues with the fields GitLab reads: `description`, `check_name`
 `severity` (`info`, `minor`, `major`, `critical`, `blocker`) and `location` (`path` relative to the
 working directory, the checkout root in CI, and `lines.begin`/`lines.end`). The fingerprint hashes the
 path, the code, the flagged line's text and its occurrence number, not the row: a finding keeps its
-fingerprint when lines above it move, so merge requests show it as neither new nor fixed.
+fingerprint when lines above it move, so merge requests show it as neither new nor fixed. A part of a
+file the analysis did not follow to the end is an `info` issue (`analysis-incomplete`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from typing import Any, TextIO
 from gradguard.model import FileResult, Severity
 from gradguard.report._common import (
     FILE_ERROR_CODE,
+    NOTE_CODE,
     cell_source,
     display_path,
     sorted_diagnostics,
     sorted_errors,
+    sorted_notes,
     sorted_results,
 )
 
@@ -54,7 +57,7 @@ def _issue(path: str, check: str, description: str, severity: str, begin: int, e
 
 
 def issues(results: Sequence[FileResult], cwd: Path) -> list[dict[str, Any]]:
-    """Every file error and finding as a Code Quality issue."""
+    """Every file error, finding and note as a Code Quality issue."""
     out: list[dict[str, Any]] = []
     seen: Counter[tuple[str, ...]] = Counter()
     for result in sorted_results(results, cwd):
@@ -74,6 +77,10 @@ def issues(results: Sequence[FileResult], cwd: Path) -> list[dict[str, Any]]:
             out.append(
                 _issue(path, diagnostic.code, description, _SEVERITY[diagnostic.severity], begin, end, fingerprint)
             )
+        for note in sorted_notes(result.incomplete):
+            row = note.row if note.row is not None and note.cell is None else 1
+            fingerprint = _fingerprint(seen, path, NOTE_CODE, note.message)
+            out.append(_issue(path, NOTE_CODE, note.message, "info", row, row, fingerprint))
     return out
 
 

@@ -8,6 +8,10 @@ Rows and columns are 1-based; inside a notebook they count within the cell named
 A file that could not be linted (syntax error, undecodable or unreadable file, bad notebook) is an
 entry like ruff 0.17's `invalid-syntax` ones: `code` and `name` are `"file-error"`, `fix`, `noqa_row` and
 `url` are null, and `location` is 1:1 when the problem has no line, so consumers always find a position.
+
+A part of a file the analysis did not follow to the end is an entry of the same shape with `code` and
+`name` `"analysis-incomplete"` and `severity` `"note"`, at the row where that part starts (1:1 for the
+whole file): findings there may be missing, and consumers that count errors can skip it by severity.
 """
 
 from __future__ import annotations
@@ -17,14 +21,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from gradguard.model import Diagnostic, FileError, FileResult, Fix, Location, Span
+from gradguard.model import Diagnostic, FileError, FileResult, Fix, Location, Note, Span
 from gradguard.report._common import (
     FILE_ERROR_CODE,
+    NOTE_CODE,
     absolute_path,
     rule_name,
     rule_url,
     sorted_diagnostics,
     sorted_errors,
+    sorted_notes,
     sorted_results,
 )
 
@@ -99,13 +105,33 @@ def error_entry(filename: str, error: FileError) -> dict[str, Any]:
     }
 
 
+def note_entry(filename: str, note: Note) -> dict[str, Any]:
+    """A part the analysis did not follow to the end, shaped like the other entries."""
+    row = note.row or 1
+    return {
+        "cell": note.cell,
+        "code": NOTE_CODE,
+        "end_location": {"row": row, "column": 1},
+        "filename": filename,
+        "fix": None,
+        "location": {"row": row, "column": 1},
+        "message": note.message,
+        "name": NOTE_CODE,
+        "noqa_row": None,
+        "related": [],
+        "severity": "note",
+        "url": None,
+    }
+
+
 def entries(results: Sequence[FileResult], cwd: Path) -> list[dict[str, Any]]:
-    """All entries of a run, file by file, file errors first, then findings in source order."""
+    """All entries of a run, file by file: file errors, findings in source order, then notes."""
     out: list[dict[str, Any]] = []
     for result in sorted_results(results, cwd):
         filename = absolute_path(result.path, cwd)
         out.extend(error_entry(filename, error) for error in sorted_errors(result.errors))
         out.extend(diagnostic_entry(filename, d) for d in sorted_diagnostics(result.diagnostics))
+        out.extend(note_entry(filename, note) for note in sorted_notes(result.incomplete))
     return out
 
 

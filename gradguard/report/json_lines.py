@@ -15,6 +15,6 @@ from gradguard.report.json_format import entries
 
 
 def emit(results: Sequence[FileResult], *, out: TextIO, cwd: Path) -> None:
-    """Write one JSON object per file error and finding (nothing at all when there are none)."""
+    """Write one JSON object per file error, finding and note (nothing at all when there are none)."""
     for entry in entries(results, cwd):
         out.write(json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n")

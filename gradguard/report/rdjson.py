@@ -4,7 +4,8 @@ One `DiagnosticResult` object: `source`, `severity`, and `diagnostics`, each wit
 (`path`, `range` with 1-based lines and, as the format requires, columns counted in UTF-8 bytes, the end
 exclusive), `severity`, `code` (`value`, `url`) and, for a safe fix, `suggestions` that reviewdog offers
 as a suggested change. A notebook finding has no line in the `.ipynb` file: it is placed on the file,
-its cell and line leading the message.
+its cell and line leading the message. A part of a file the analysis did not follow to the end is an
+`INFO` diagnostic (`analysis-incomplete`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, TextIO
 from gradguard.model import Diagnostic, FileResult, Location, Severity
 from gradguard.report._common import (
     FILE_ERROR_CODE,
+    NOTE_CODE,
     cell_source,
     display_path,
     is_safe_fix,
@@ -24,6 +26,7 @@ from gradguard.report._common import (
     rule_url,
     sorted_diagnostics,
     sorted_errors,
+    sorted_notes,
     sorted_results,
 )
 
@@ -84,6 +87,14 @@ def result_object(results: Sequence[FileResult], cwd: Path) -> dict[str, Any]:
             )
         for item in sorted_diagnostics(result.diagnostics):
             out.append(diagnostic(path, item, cell_source(result, item.cell)))
+        for note in sorted_notes(result.incomplete):
+            place: dict[str, Any] = {"path": path}
+            message = note.message
+            if note.row is not None and note.cell is None:
+                place["range"] = {"start": {"line": note.row, "column": 1}}
+            elif note.row is not None:
+                message = f"cell {note.cell}:{note.row}: {message}"
+            out.append({"code": {"value": NOTE_CODE}, "location": place, "message": message, "severity": "INFO"})
     return {"diagnostics": out, "severity": "WARNING", "source": SOURCE}
 
 

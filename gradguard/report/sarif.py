@@ -6,7 +6,9 @@ the working directory are relative to `%SRCROOT%` (the working directory), other
 URIs, and the invocation's `workingDirectory` tells GitHub where the checkout is. A notebook finding
 points at line 1 of the `.ipynb` file (its rows count within a cell, not within the file's JSON, and
 GitHub needs a line); the cell, row and column lead the message and sit in the location's properties.
-Files that could not be linted are tool execution notifications, and make `executionSuccessful` false.
+Files that could not be linted are tool execution notifications, and make `executionSuccessful` false;
+parts of a file the analysis did not follow to the end are notifications of level `note`
+(`analysis-incomplete`), which leave it true.
 """
 
 from __future__ import annotations
@@ -20,15 +22,17 @@ from urllib.parse import quote, urlsplit
 
 import gradguard
 from gradguard import catalogue
-from gradguard.model import Diagnostic, FileError, FileResult, Severity, Span
+from gradguard.model import Diagnostic, FileError, FileResult, Note, Severity, Span
 from gradguard.report._common import (
     FILE_ERROR_CODE,
+    NOTE_CODE,
     absolute_path,
     display_body,
     position,
     rule_doc,
     sorted_diagnostics,
     sorted_errors,
+    sorted_notes,
     sorted_results,
 )
 
@@ -153,6 +157,21 @@ def _notification(error: FileError, artifact: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _note_notification(note: Note, artifact: dict[str, str]) -> dict[str, Any]:
+    location: dict[str, Any] = {"artifactLocation": artifact}
+    physical: dict[str, Any] = {"physicalLocation": location}
+    if note.row is not None:
+        location["region"] = {"startLine": note.row if note.cell is None else 1}
+        if note.cell is not None:
+            physical["properties"] = {"cell": note.cell, "row": note.row}
+    return {
+        "level": "note",
+        "message": {"text": note.message},
+        "descriptor": {"id": NOTE_CODE},
+        "locations": [physical],
+    }
+
+
 def log(results: Sequence[FileResult], cwd: Path) -> dict[str, Any]:
     """The SARIF log of a run, as a JSON-ready dict."""
     docs = list(catalogue.load().values())
@@ -160,6 +179,7 @@ def log(results: Sequence[FileResult], cwd: Path) -> dict[str, Any]:
     index = {doc.code: position for position, doc in enumerate(docs)}
     sarif_results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
     for result in sorted_results(results, cwd):
         artifact = _artifact(result.path, cwd)
         notifications.extend(_notification(error, artifact) for error in sorted_errors(result.errors))
@@ -169,6 +189,7 @@ def log(results: Sequence[FileResult], cwd: Path) -> dict[str, Any]:
                 doc = rule_doc(diagnostic.code)
                 rules.append(rule_descriptor(doc) if doc else _unknown_descriptor(diagnostic.code))
             sarif_results.append(result_object(diagnostic, artifact, index[diagnostic.code]))
+        notes.extend(_note_notification(note, artifact) for note in sorted_notes(result.incomplete))
     root = Path(os.path.abspath(cwd)).as_uri().rstrip("/") + "/"
     return {
         "$schema": SCHEMA_URI,
@@ -188,7 +209,7 @@ def log(results: Sequence[FileResult], cwd: Path) -> dict[str, Any]:
                 "invocations": [
                     {
                         "executionSuccessful": not notifications,
-                        "toolExecutionNotifications": notifications,
+                        "toolExecutionNotifications": notifications + notes,
                         "workingDirectory": {"uri": root},
                     }
                 ],

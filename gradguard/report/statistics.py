@@ -3,6 +3,7 @@
     3	GG001	[*] repeated-backward (2 fixable)
     1	GG009	[ ] unneeded-retain-graph (1 fixable with --unsafe-fixes)
     1	     	[ ] file-error
+    1	     	[ ] analysis-incomplete
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rich.text import Text
 from gradguard.model import FileResult
 from gradguard.report._common import (
     FILE_ERROR_CODE,
+    NOTE_CODE,
     Writer,
     is_safe_fix,
     is_unsafe_fix,
@@ -26,7 +28,8 @@ from gradguard.report._common import (
 
 @dataclass(frozen=True)
 class Statistic:
-    """The findings of one rule (or the files that could not be linted, with an empty code)."""
+    """The findings of one rule (or, with an empty code, the files that could not be linted or the parts
+    of files the analysis did not follow to the end)."""
 
     code: str
     name: str
@@ -48,6 +51,9 @@ def statistics(results: Sequence[FileResult]) -> list[Statistic]:
     errors = sum(len(result.errors) for result in results)
     if errors:
         stats.append(Statistic("", FILE_ERROR_CODE, errors, 0, 0))
+    notes = sum(len(result.incomplete) for result in results)
+    if notes:
+        stats.append(Statistic("", NOTE_CODE, notes, 0, 0))
     return sorted(stats, key=lambda stat: (-stat.count, stat.code))
 
 

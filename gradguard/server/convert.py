@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from gradguard.model import Diagnostic, Edit, Location, Severity, Span
-from gradguard.report._common import rule_url
+from gradguard.model import Diagnostic, Edit, Location, Note, Severity, Span
+from gradguard.report._common import NOTE_CODE, rule_url
 
 SOURCE = "gradguard"
 _SEVERITY = {Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning}
@@ -79,5 +79,17 @@ def error_diagnostic(message: str, row: int | None, column: int | None, lines: S
         range=types.Range(start=start, end=start),
         message=message,
         severity=types.DiagnosticSeverity.Error,
+        source=SOURCE,
+    )
+
+
+def note_diagnostic(note: Note, lines: Sequence[str]) -> types.Diagnostic:
+    """A part the analysis did not follow to the end, as an information diagnostic at its first line."""
+    start = position(Location(note.row or 1, 1), lines)
+    return types.Diagnostic(
+        range=types.Range(start=start, end=start),
+        message=note.message,
+        severity=types.DiagnosticSeverity.Information,
+        code=NOTE_CODE,
         source=SOURCE,
     )

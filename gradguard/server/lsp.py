@@ -18,7 +18,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from gradguard import __version__
-from gradguard.model import Applicability, Diagnostic, FileResult
+from gradguard.model import Applicability, Diagnostic, FileResult, Note
 from gradguard.server import convert
 
 FIX_ALL = "source.fixAll.gradguard"
@@ -122,7 +122,8 @@ class GradguardServer(LanguageServer):
         self.checked[uri] = Checked(notebook.version, "", result, [], cell_uris, cell_lines)
         for index, cell_uri in cell_uris.items():
             found = tuple(d for d in result.diagnostics if d.cell == index)
-            self._publish(cell_uri, found, cell_lines[index], None, notebook=self.checked[uri])
+            notes = tuple(n for n in result.incomplete if (n.cell or 1) == index)
+            self._publish(cell_uri, found, cell_lines[index], None, notebook=self.checked[uri], notes=notes)
 
     def _publish(
         self,
@@ -132,6 +133,7 @@ class GradguardServer(LanguageServer):
         result: FileResult | None,
         notebook: Checked | None = None,
         version: int | None = None,
+        notes: tuple[Note, ...] = (),
     ) -> None:
         out = []
         for item in found:
@@ -145,6 +147,8 @@ class GradguardServer(LanguageServer):
             out.append(convert.diagnostic(item, lines, uri, uris, texts))
         if result is not None:
             out.extend(convert.error_diagnostic(e.message, e.row, e.column, lines) for e in result.errors)
+            notes = result.incomplete
+        out.extend(convert.note_diagnostic(note, lines) for note in notes)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=out, version=version)
         )

@@ -574,7 +574,108 @@ def test_functions_still_find_each_other_when_the_module_run_is_cut_short(
     monkeypatch.setattr(Program, "exec_block", cut_short)
     analysis = analyze_file(source)
     assert [d.code for d in analysis.diagnostics] == []
-    assert any("module level" in note for note in analysis.incomplete)
+    assert any("module level" in note.message for note in analysis.incomplete)
+
+
+_COSTLY = """
+    def costly(data):
+        x = w * 1
+        for a in data:
+            for b in data:
+                for c in data:
+                    if a:
+                        x = x * 2
+                    elif b:
+                        x = torch.tanh(x)
+                    if c:
+                        x = x.detach()
+        return x
+"""
+_DOUBLE = """
+    def train():
+        loss = (w * 2).sum()
+        loss.backward()
+        loss.backward()
+"""
+
+
+def _small_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradguard.analysis.program import Program
+
+    monkeypatch.setattr(Program, "max_steps", 40)
+    monkeypatch.setattr(Program, "steps_per_line", 0)
+
+
+@pytest.mark.parametrize("order", ["costly first", "costly last"])
+def test_one_costly_function_does_not_starve_another(monkeypatch: pytest.MonkeyPatch, order: str) -> None:
+    """Each entry point has a budget of its own: the double backward of `train()` is found whether
+    the function that uses up its budget comes before it or after it, and that one is noted at its
+    first statement past the budget."""
+    _small_budget(monkeypatch)
+    parts = [_COSTLY, _DOUBLE] if order == "costly first" else [_DOUBLE, _COSTLY]
+    source = _program("w = torch.randn(3, requires_grad=True)\n" + "".join(textwrap.dedent(p) for p in parts))
+    analysis = analyze_file(source)
+    lines = source.splitlines()
+    backward = max(i for i, line in enumerate(lines, 1) if "loss.backward()" in line)
+    assert [(d.code, d.span.start.row) for d in analysis.diagnostics] == [("GG001", backward)]
+    loop = next(i for i, line in enumerate(lines, 1) if "for a in data" in line)
+    assert [(n.message, n.row) for n in analysis.incomplete] == [
+        ("analysis incomplete in costly(): step budget exhausted", loop)]
+
+
+@pytest.mark.parametrize("order", ["costly first", "costly last"])
+def test_a_costly_module_statement_is_skipped_and_the_module_goes_on(
+        monkeypatch: pytest.MonkeyPatch, order: str) -> None:
+    """At module level too: a loop nest that uses up its budget is skipped (its targets unknown),
+    and a plain double backward after it, or before it, is found all the same."""
+    _small_budget(monkeypatch)
+    costly = textwrap.dedent("""
+        x = w * 1
+        for a in data:
+            for b in data:
+                for c in data:
+                    if a:
+                        x = x * 2
+                    elif b:
+                        x = torch.tanh(x)
+                    if c:
+                        x = x.detach()
+    """)
+    double = "loss = (w * 2).sum()\nloss.backward()\nloss.backward()\n"
+    body = costly + double if order == "costly first" else double + costly
+    source = _program("w = torch.randn(3, requires_grad=True)\ndata = [1, 0]\n" + body)
+    analysis = analyze_file(source)
+    lines = source.splitlines()
+    backward = max(i for i, line in enumerate(lines, 1) if "loss.backward()" in line)
+    assert [(d.code, d.span.start.row) for d in analysis.diagnostics] == [("GG001", backward)]
+    loop = next(i for i, line in enumerate(lines, 1) if "for a in data" in line)
+    assert [(n.message, n.row) for n in analysis.incomplete] == [
+        ("analysis incomplete in module level: step budget exhausted", loop)]
+
+
+def test_what_a_skipped_statement_assigns_is_unknown_not_stale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A skipped loop that detaches the state it carries: after it the state is unknown, so the
+    backward through it is not taken for one through the graph freed before the loop."""
+    _small_budget(monkeypatch)
+    source = _program("""
+        w = torch.randn(3, requires_grad=True)
+        data = [1, 0]
+        h = w * 2
+        h.sum().backward()
+        for a in data:
+            for b in data:
+                for c in data:
+                    if a:
+                        h = h.detach()
+                    elif b:
+                        h = torch.tanh(h)
+                    if c:
+                        h = h * 2
+        h.sum().backward()
+    """)
+    analysis = analyze_file(source)
+    assert [d.code for d in analysis.diagnostics] == []
+    assert [n.message for n in analysis.incomplete] == ["analysis incomplete in module level: step budget exhausted"]
 
 
 def test_a_grad_call_with_keyword_outputs_names_its_root() -> None:

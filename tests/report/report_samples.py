@@ -16,6 +16,7 @@ from gradguard.model import (
     FileError,
     FileResult,
     Fix,
+    Note,
     Related,
     Severity,
     Span,
@@ -179,7 +180,12 @@ def notebook_result() -> FileResult:
         cell=5,
         related_cells=(5, 3),
     )
-    return FileResult(path="notebooks/explore.ipynb", diagnostics=(diagnostic,), cells=NOTEBOOK_CELLS)
+    return FileResult(
+        path="notebooks/explore.ipynb",
+        diagnostics=(diagnostic,),
+        cells=NOTEBOOK_CELLS,
+        incomplete=(Note("analysis incomplete in module level: a loop did not reach a fixed point", 2, 5),),
+    )
 
 
 def broken_result() -> FileResult:
@@ -196,6 +202,18 @@ def missing_result() -> FileResult:
     return FileResult(path="data/missing.py", errors=(FileError("data/missing.py", "no such file or directory"),))
 
 
+def partial_result() -> FileResult:
+    """A file the analysis did not follow to the end: one function past its step budget, and the module."""
+    return FileResult(
+        path="trainer.py",
+        source=TRAIN_SCRIPT,
+        incomplete=(
+            Note("analysis incomplete in train(): step budget exhausted", span_of(TRAIN_SCRIPT, "def train").start.row),
+            Note("analysis incomplete in module level: nesting too deep"),
+        ),
+    )
+
+
 def clean_result() -> FileResult:
     """A file with nothing to report."""
     return FileResult(path="clean.py", source="import torch\n")
@@ -203,7 +221,7 @@ def clean_result() -> FileResult:
 
 def all_results() -> list[FileResult]:
     """Every sample, in the shuffled order a parallel run may return them."""
-    return [notebook_result(), missing_result(), training_result(), clean_result(), broken_result()]
+    return [notebook_result(), missing_result(), partial_result(), training_result(), clean_result(), broken_result()]
 
 
 def _doc(code: str, name: str, severity: Severity, fix: Applicability, summary: str, body: str) -> catalogue.RuleDoc:

@@ -134,20 +134,24 @@ def test_rdjson_counts_columns_in_utf8_bytes_and_offers_safe_fixes_only() -> Non
     assert "suggestions" not in plain["diagnostics"][0]
 
 
-def test_junit_has_a_suite_per_file_and_a_failing_case_per_finding() -> None:
+def test_junit_has_a_suite_per_file_a_failing_case_per_finding_and_a_skipped_case_per_note() -> None:
     text = render(all_results(), "junit")
     assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
     root = ElementTree.fromstring(text.split("\n", 1)[1])
     assert root.tag == "testsuites"
     cases = root.findall("testsuite/testcase")
     entries = json_format.entries(all_results(), CWD)
-    assert len(cases) == len(entries) == int(root.get("tests", "")) == int(root.get("failures", ""))
+    failing = [entry for entry in entries if entry["severity"] != "note"]
+    assert len(cases) == len(entries) == int(root.get("tests", ""))
+    assert len(failing) == int(root.get("failures", "")) < len(entries)
     for suite in root.findall("testsuite"):
         assert suite.get("name") and int(suite.get("tests", "")) == len(suite.findall("testcase"))
+        assert int(suite.get("skipped", "")) == len(suite.findall("testcase/skipped"))
     for case in cases:
-        assert case.get("classname") and re.fullmatch(r"gradguard\.(GG\d{3}|file-error)", case.get("name", ""))
-        failure = case.find("failure")
-        assert failure is not None and failure.get("message")
+        name = case.get("name", "")
+        assert case.get("classname") and re.fullmatch(r"gradguard\.(GG\d{3}|file-error|analysis-incomplete)", name)
+        outcome = case.find("skipped" if name.endswith("analysis-incomplete") else "failure")
+        assert outcome is not None and outcome.get("message")
     clean = ElementTree.fromstring(render([], "junit").split("\n", 1)[1])
     assert [s.get("tests") for s in clean.findall("testsuite")] == ["0"]
 
@@ -156,8 +160,9 @@ def test_pylint_lines_are_path_row_code_message() -> None:
     lines = render(all_results(), "pylint").splitlines()
     assert len(lines) == len(json_format.entries(all_results(), CWD))
     for line in lines:
-        assert re.fullmatch(r"[^:]+:(cell \d+:)?\d+: \[(GG\d{3}|file-error)\] .+", line), line
+        assert re.fullmatch(r"[^:]+:(cell \d+:)?\d+: \[(GG\d{3}|file-error|analysis-incomplete)\] .+", line), line
     assert "train.py:41: [GG001] `total` backward-s" in "\n".join(lines)
+    assert "trainer.py:28: [analysis-incomplete] analysis incomplete in train(): step budget" in "\n".join(lines)
 
 
 def test_json_lines_are_the_json_entries_one_per_line() -> None:

@@ -14,10 +14,17 @@ from typing import Any
 
 import jsonschema
 import pytest
-from report_samples import CWD, all_results, notebook_result, training_result
+from report_samples import (
+    CWD,
+    all_results,
+    notebook_result,
+    partial_result,
+    training_result,
+)
 
 import gradguard
 from gradguard import report
+from gradguard.report._common import NOTE_CODE
 
 pytestmark = pytest.mark.usefixtures("sample_catalogue")
 
@@ -150,7 +157,7 @@ def test_paths_are_uri_encoded() -> None:
 def test_files_that_could_not_be_linted_are_notifications() -> None:
     invocation = sarif(all_results())["runs"][0]["invocations"][0]
     assert invocation["executionSuccessful"] is False
-    notes = invocation["toolExecutionNotifications"]
+    notes = [n for n in invocation["toolExecutionNotifications"] if n["level"] == "error"]
     where = [n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for n in notes]
     assert list(zip([n["message"]["text"] for n in notes], where, strict=True)) == [
         ("syntax error: '(' was never closed", "broken.py"),
@@ -172,3 +179,16 @@ def test_an_unknown_code_still_gets_a_rule_entry() -> None:
     assert rule["helpUri"] == "https://gradguard.dev/rules/GG099"
     validate({"version": "2.1.0", "runs": [run]})
     meets_github_requirements({"runs": [run]})
+
+
+def test_parts_the_analysis_did_not_follow_are_note_notifications_that_leave_the_run_successful() -> None:
+    invocation = sarif([partial_result(), notebook_result()])["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is True
+    notes = invocation["toolExecutionNotifications"]
+    assert {n["level"] for n in notes} == {"note"} and {n["descriptor"]["id"] for n in notes} == {NOTE_CODE}
+    by_text = {n["message"]["text"]: n["locations"][0] for n in notes}
+    budget = by_text["analysis incomplete in train(): step budget exhausted"]
+    assert budget["physicalLocation"]["region"] == {"startLine": 28}
+    assert "region" not in by_text["analysis incomplete in module level: nesting too deep"]["physicalLocation"]
+    cell = by_text["analysis incomplete in module level: a loop did not reach a fixed point"]
+    assert cell["properties"] == {"cell": 5, "row": 2}
