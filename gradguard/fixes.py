@@ -9,6 +9,7 @@ since it was read.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import difflib
 import hashlib
@@ -22,8 +23,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gradguard.engine import InputError, Prepared, analyse, program_diagnostics, to_file_coordinates
-from gradguard.model import Applicability, Diagnostic, Edit, FileError, FileResult, Fix, Location, Span
+from gradguard.engine import (
+    InputError,
+    Prepared,
+    analyse,
+    program_diagnostics,
+    to_file_coordinates,
+)
+from gradguard.model import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    FileError,
+    FileResult,
+    Fix,
+    Location,
+    Span,
+)
 
 if TYPE_CHECKING:
     from gradguard.config import Selection
@@ -112,6 +128,22 @@ class _Text:
         self.starts = line_starts(text)
         self.newline = newline_of(text)
         self.taken: list[tuple[int, int, str]] = []
+        self.ordered: list[tuple[int, int, str]] = []  # `taken` by offset, to find conflicts fast
+
+    def conflicts(self, edit: tuple[int, int, str]) -> bool:
+        """Whether `edit` conflicts with an edit taken (those are pairwise disjoint: only the one
+        starting before it and those starting inside it can overlap it)."""
+        index = bisect.bisect_left(self.ordered, (edit[0], -1))
+        for other in self.ordered[max(index - 1, 0):]:
+            if other[0] > edit[1]:
+                return False
+            if _conflict(edit, other):
+                return True
+        return False
+
+    def take(self, edit: tuple[int, int, str]) -> None:
+        self.taken.append(edit)
+        bisect.insort(self.ordered, edit)
 
     def offsets(self, edit: Edit) -> tuple[int, int, str]:
         """An edit as an offset range of this text."""
@@ -131,12 +163,12 @@ class _Text:
 def _take(planned: list[tuple[_Text, tuple[int, int, str]]]) -> bool:
     """Take all of one fix's edits, or none when any conflicts with another."""
     for index, (target, edit) in enumerate(planned):
-        if any(_conflict(edit, other) for other in target.taken):
+        if target.conflicts(edit):
             return False
         if any(t is target and _conflict(edit, other) for t, other in planned[:index]):
             return False
     for target, edit in planned:
-        target.taken.append(edit)
+        target.take(edit)
     return True
 
 

@@ -7,6 +7,7 @@ The registry builds itself by importing every module of this package.
 
 from __future__ import annotations
 
+import bisect
 import importlib
 import pkgutil
 from collections.abc import Iterator
@@ -170,20 +171,26 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
     """What the dataflow facts and the source say about a conflict, as the cause model's evidence."""
     failing, freed = conflict.failing, conflict.freed_by
     same_call = failing.node is freed.node
-    between: list[str] = []
+    grads_read = False
     if not same_call and freed.statement is not None and failing.statement is not None:
         start, end = facts.span(freed.statement).end.row, facts.span(failing.statement).start.row
-        between = facts.lines[start:end - 1] if start < end else []
+        rows = facts.rows_matching(_reads_grads)
+        index = bisect.bisect_right(rows, start)
+        grads_read = index < len(rows) and rows[index] < end
     closure = conflict_closure(facts, conflict)
     return model.Evidence(
         shape=carrier_shape(facts, conflict),
         same_call=same_call,
         stepped_between=bool(conflict.stepped),
-        grads_read_between=model.reads_grads(between),
+        grads_read_between=grads_read,
         periodic=failing.statement is not None and conditional_in_loop(facts, failing.statement),
         outside_loop=same_call or closure is not None,
         grad_feeds_loss=grad_feeds_later_code(facts, conflict),
     )
+
+
+def _reads_grads(line: str) -> bool:
+    return model.reads_grads([line])
 
 
 def conditional_in_loop(facts: FileFacts, statement: cst.CSTNode) -> bool:
