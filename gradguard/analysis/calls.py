@@ -68,7 +68,7 @@ class CallEvaluation:
             method = self.method_of(callee.ref, "forward") or self.method_of(callee.ref, "__call__")
             if method is not None:
                 self.owners.append(label or "")
-                frozen = callee.ref.key in self.frozen_classes or (label is not None and label in self.frozen)
+                frozen = self.is_frozen(("class", callee.ref.key), state) or self.is_frozen(label, state)
                 self.frozen_depth += frozen
                 try:
                     result = self.call_function(method, args, kwargs, state, frame, callee, call)
@@ -80,7 +80,7 @@ class CallEvaluation:
                 return self.run_hooks(call, callee, args, result, state, frame)
         operands: Args = [*args, *((None, v) for v in kwargs.values())]
         is_module = callee.kind is Kind.MODULE or (callee.kind is Kind.INSTANCE)
-        if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or (label is not None and label in self.frozen) \
+        if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or self.is_frozen(label, state) \
                 or (is_module and self.frozen_depth > 0):
             return self.derive(call, operands, state, frame, consumer=label)
         if is_module or (callee.kind is Kind.UNKNOWN and label is not None and label in self.module_names):
@@ -223,16 +223,46 @@ class CallEvaluation:
                frame: Frame | None = None) -> None:
         """`requires_grad_(False)` on a module or on each of its parameters: calls of that module
         build no graph of their own any more."""
+        for target in self._freezing_targets(value, label, state, frame):
+            if isinstance(target, tuple):
+                self.frozen_classes.add(target[1])  # type: ignore[arg-type]
+            else:
+                self.frozen.add(target)
+            if state is not None:
+                state.frozen = state.frozen | {target}
+
+    def unfreeze(self, value: Value, label: str | None, state: State, frame: Frame) -> None:
+        """`requires_grad_(True)` / `p.requires_grad = True` on what `freeze` would freeze: from here
+        on (on this path) its calls build graph again (GAN code toggles the critic each step)."""
+        targets = set(self._freezing_targets(value, label, state, frame))
+        self.unfrozen |= targets
+        state.frozen = state.frozen - targets
+
+    def is_frozen(self, target: object, state: State) -> bool:
+        """Whether a module (label, or ("class", key)) is frozen here: frozen anywhere for one the
+        program never unfreezes (a frozen VAE set up in another method), else as this path left it."""
+        if target is None:
+            return False
+        known = self.frozen_classes if isinstance(target, tuple) else self.frozen
+        key = target[1] if isinstance(target, tuple) else target
+        if key not in known:
+            return False
+        return target not in self.unfrozen or target in state.frozen
+
+    def _freezing_targets(self, value: Value, label: str | None, state: State | None,
+                          frame: Frame | None) -> list[object]:
         if value.label and value.label.startswith("params:"):
             owner = value.label.removeprefix("params:")
-            self.frozen.add(owner)
+            targets: list[object] = [owner]
             # `for p in self.parameters(): p.requires_grad = False` freezes every instance's calls.
             held = self.lookup(owner, state, frame) if state is not None and frame is not None \
                 and "." not in owner else None
             if held is not None and held.kind is Kind.INSTANCE and isinstance(held.ref, ClassInfo):
-                self.frozen_classes.add(held.ref.key)
-        elif label is not None and (value.kind in (Kind.MODULE, Kind.INSTANCE) or label in self.module_names):
-            self.frozen.add(label)
+                targets.append(("class", held.ref.key))
+            return targets
+        if label is not None and (value.kind in (Kind.MODULE, Kind.INSTANCE) or label in self.module_names):
+            return [label]
+        return []
 
     def _literal_kwarg(self, call: cst.Call, keyword: str) -> bool | None:
         for arg in call.args:
@@ -267,8 +297,12 @@ class CallEvaluation:
         own = self.method_of(receiver.ref, method) if isinstance(receiver.ref, ClassInfo) else None
         if receiver.kind in (Kind.INSTANCE, Kind.MODULE) and method in K.MODULE_RETURNS_SELF and own is None:
             args, _ = self.eval_args(call, state, frame)
-            if method == "requires_grad_" and self._literal_positional(call, default=True) is False:
-                self.freeze(receiver, label)
+            if method == "requires_grad_":
+                wanted = self._literal_positional(call, default=True)
+                if wanted is False:
+                    self.freeze(receiver, label, state, frame)
+                elif wanted is True:
+                    self.unfreeze(receiver, label, state, frame)
             return receiver
         if method in K.SUBMODULE_METHODS and own is None and receiver.kind is Kind.INSTANCE \
                 and isinstance(receiver.ref, ClassInfo):
@@ -337,8 +371,10 @@ class CallEvaluation:
             if method == "requires_grad_":
                 wanted = self._literal_positional(call, default=True)
                 if wanted is False:
-                    self.freeze(receiver, label)
+                    self.freeze(receiver, label, state, frame)
                     return receiver
+                if wanted is True:
+                    self.unfreeze(receiver, label, state, frame)
                 updated = replace(receiver, grad=True)
             else:
                 updated = cut(receiver)
@@ -417,7 +453,7 @@ class CallEvaluation:
             if method in K.MODULE_EVIDENCE_METHODS or method in ("named_buffers",):
                 return UNKNOWN
             # A method of a frozen module (`vae.encode(x)`) makes no graph of its own either.
-            frozen = label in self.frozen or self.frozen_depth > 0
+            frozen = self.is_frozen(label, state) or self.frozen_depth > 0
             return self.derive(call, operands[1:], state, frame, source=not frozen, consumer=dotted(func))
         if receiver.kind is Kind.DATA:
             return DATA

@@ -119,6 +119,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.last_backward: frozenset[int] = frozenset()
         # Classes whose parameters are all frozen, and how many frozen modules' code is running.
         self.frozen_classes: set[str] = set()
+        # What the program also unfreezes somewhere (`p.requires_grad = True`, `requires_grad_()`):
+        # for those, frozen or not is a fact of the state (`State.frozen`), not of the program.
+        self.unfrozen: set[object] = set()
         self.frozen_depth = 0
         # The project modules imported code comes from (`project.py`), as they are read.
         self.project: Project | None = None
@@ -399,6 +402,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     if isinstance(source, cst.Name) and source.value == "False":
                         self.freeze(holder_value, dotted(target.value), state, frame)
                     else:
+                        if isinstance(source, cst.Name) and source.value == "True":
+                            self.unfreeze(holder_value, dotted(target.value), state, frame)
                         state.replace_everywhere(holder_value, replace(holder_value, grad=True))
             elif value.nodes:
                 self.escaped.update(value.nodes)
@@ -603,7 +608,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 return Value(Kind.FUNCTION, label=dotted(expr))
             if owner.ref.is_module and name not in ("training",):
                 # An attribute of a module that the model did not see being set: a parameter.
-                frozen = owner.ref.key in self.frozen_classes
+                frozen = self.is_frozen(("class", owner.ref.key), state)
                 return Value(Kind.TENSOR, grad=not frozen, label=dotted(expr))
             return UNKNOWN
         if name in ("data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf", "ndim"):

@@ -29,7 +29,7 @@ HeapKey = tuple[str, str]
 class State:
     """One abstract program state. Copied at branches, joined where paths meet."""
 
-    __slots__ = ("assume", "dead", "defs", "epochs", "frames", "freed", "hdefs", "heap", "no_grad")
+    __slots__ = ("assume", "dead", "defs", "epochs", "frames", "freed", "frozen", "hdefs", "heap", "no_grad")
 
     def __init__(self) -> None:
         self.frames: list[dict[str, Value]] = [{}]
@@ -38,6 +38,9 @@ class State:
         self.hdefs: dict[HeapKey, Defs] = {}
         self.freed: dict[int, Freed] = {}
         self.no_grad = False
+        # Modules (labels, and ("class", key) for every instance of a class) whose parameters are
+        # frozen on the way to this state; read only for those the program also unfreezes.
+        self.frozen: frozenset[object] = frozenset()
         self.dead = False
         # How many times each site has been evaluated on the way to this state.
         self.epochs: dict[int, int] = {}
@@ -53,6 +56,7 @@ class State:
         other.hdefs = dict(self.hdefs)
         other.freed = dict(self.freed)
         other.no_grad = self.no_grad
+        other.frozen = self.frozen
         other.dead = self.dead
         other.epochs = dict(self.epochs)
         other.assume = dict(self.assume)
@@ -120,6 +124,9 @@ class State:
             elif not why.stepped <= mine_f.stepped or (mine_f.weak and not why.weak):
                 self.freed[node] = replace(mine_f, stepped=mine_f.stepped | why.stepped, weak=mine_f.weak and why.weak)
         self.no_grad = self.no_grad and other.no_grad
+        # Frozen where paths meet only if frozen on every one (as no_grad): a module its loop
+        # unfreezes again at the top is trainable there.
+        self.frozen = self.frozen & other.frozen
         if self.assume:
             self.assume = {key: atom for key, atom in self.assume.items()
                            if (theirs := other.assume.get(key)) is not None and theirs.truth == atom.truth}

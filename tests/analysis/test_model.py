@@ -678,6 +678,68 @@ def test_what_a_skipped_statement_assigns_is_unknown_not_stale(monkeypatch: pyte
     assert [n.message for n in analysis.incomplete] == ["analysis incomplete in module level: step budget exhausted"]
 
 
+_TOGGLED_CRITIC = """
+    class Critic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.main = nn.Linear(4, 1)
+
+        def forward(self, x):
+            return self.main(x)
+
+
+    class WGAN:
+        def __init__(self):
+            self.D = Critic()
+            self.G = nn.Linear(2, 4)
+            self.d_optimizer = torch.optim.RMSprop(self.D.parameters(), lr=5e-5)
+
+        def train(self, loader):
+            one = torch.FloatTensor([1])
+            for g_iter in range(10):
+                for p in self.D.parameters():
+                    p.requires_grad = True
+                for d_iter in range(5):
+                    images = next(loader)
+                    d_loss_real = self.D(images).mean(0).view(1)
+                    d_loss_real.backward(one)
+                    self.d_optimizer.step()
+                for p in self.D.parameters():
+                    p.requires_grad = False
+                g_loss = self.D(self.G(torch.randn(8, 2))).mean().view(1)
+                g_loss.backward(one * -1)
+"""
+
+
+def test_a_critic_frozen_for_the_generator_step_and_unfrozen_for_its_own_trains_again() -> None:
+    """Freezing is a fact of the path for a module the program also unfreezes (WGAN critics,
+    `set_requires_grad(nets, flag)`): the critic's forward at the top of the next iteration builds
+    graph again, so its backward is a tensor's, not an unknown object's (Zeleni9/pytorch-wgan)."""
+    assert _codes(_program(_TOGGLED_CRITIC)) == []
+
+
+def test_a_module_frozen_and_never_unfrozen_stays_frozen_everywhere() -> None:
+    """A frozen VAE set up in one method stays frozen in the method that trains: its encoder's
+    output carries no graph, so backwarding a loss of it twice is not flagged as a freed graph."""
+    source = _program("""
+        class Trainer:
+            def __init__(self):
+                self.vae = nn.Linear(4, 4)
+                self.unet = nn.Linear(4, 4)
+
+            def setup(self):
+                self.vae.requires_grad_(False)
+
+            def step(self, x):
+                latents = self.vae(x)
+                loss = self.unet(latents).pow(2).mean()
+                loss.backward()
+                recon = latents.pow(2).mean()
+                recon.backward()
+    """)
+    assert [code for _, code in _codes(source)] == []
+
+
 def test_a_grad_call_with_keyword_outputs_names_its_root() -> None:
     source = _program("""
         net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
