@@ -90,7 +90,22 @@ class CallEvaluation:
             result = replace(result, label=label)
             result = self.shape_recurrent(callee, result)
             return self.run_hooks(call, callee, args, result, state, frame)
+        if callee.kind is Kind.UNKNOWN and not callee.nodes:
+            self.forget_state_of(operands, state)
         return self.derive(call, operands, state, frame, consumer=label)
+
+    def forget_state_of(self, operands: Args, state: State) -> None:
+        """A callable the analysis cannot see (no fact, no source) may change any object it is given:
+        the graphs that a project object passed to it, and the modules under it, hold in their
+        attributes are no longer known (`functional.reset_net(self)` resets a spiking network's state)."""
+        for _, value in operands:
+            if value.kind is not Kind.INSTANCE or not isinstance(value.ref, ClassInfo):
+                continue
+            owners = {v.ref.key for v in self.submodules_of(value, state, deep=True).elems or ()
+                      if v.kind is Kind.INSTANCE and isinstance(v.ref, ClassInfo)}
+            for key, held in list(state.heap.items()):
+                if key[0] in owners and held.nodes and held.kind not in (Kind.INSTANCE, Kind.MODULE):
+                    state.heap[key] = UNKNOWN  # type: ignore[index]
 
     def submodules_of(self, instance: Value, state: State, deep: bool) -> Value:
         """`net.modules()` (the instance and every module below it) or `net.children()` (the
@@ -198,6 +213,8 @@ class CallEvaluation:
                     for e, v in operands]
             flat = [(e, v) if v.kind not in (Kind.LIST, Kind.TUPLE) else (e, v) for e, v in flat]
             return self.derive(call, operands, state, frame)
+        if "." in name and name.split(".", 1)[0] not in K.KNOWN_PACKAGES:  # not a builtin either
+            self.forget_state_of(operands, state)
         return self.derive(call, operands, state, frame, consumer=dotted(call.func))
 
     @staticmethod

@@ -740,6 +740,42 @@ def test_a_module_frozen_and_never_unfrozen_stays_frozen_everywhere() -> None:
     assert [code for _, code in _codes(source)] == []
 
 
+_STATEFUL_NET = """
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.h = torch.zeros(2, 4)
+
+        def forward(self, x):
+            self.h = torch.tanh(self.fc(x) + self.h)
+            return self.h
+
+
+    net = Net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for step in range(10):
+        CALL
+        out = net(torch.randn(2, 4))
+        loss = out.pow(2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize(("call", "found"), [
+    ("unseen.reset_net(net)", False),      # an unseen library may reset what it is given
+    ("unseen.tools.reset(net.fc, net)", False),
+    ("unseen.log_scalar(step)", True),     # given no project object: it changes none
+    ("print(net)", True),                  # a builtin: known to change nothing
+    ("torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)", True),  # a known package
+])
+def test_a_call_without_fact_or_source_may_change_the_objects_it_is_given(call: str, found: bool) -> None:
+    source = _program("import unseen\nimport unseen.tools\n" + textwrap.dedent(_STATEFUL_NET).replace("CALL", call))
+    assert ("GG003" in [code for _, code in _codes(source)]) is found
+
+
 def test_a_grad_call_with_keyword_outputs_names_its_root() -> None:
     source = _program("""
         net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
