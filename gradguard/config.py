@@ -88,7 +88,8 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Selection:
-    """Which rule codes are on for one file: resolved selectors, free of paths (cheap to pickle)."""
+    """What the settings say for one file: which rule codes are on (resolved selectors) and what the
+    project declares about its own helpers; free of paths (cheap to pickle)."""
 
     select: tuple[str, ...]
     ignore: tuple[str, ...]
@@ -96,6 +97,9 @@ class Selection:
     cli_extend_select: tuple[str, ...] = ()
     cli_ignore: tuple[str, ...] = ()
     file_ignore: tuple[str, ...] = ()
+    # What the project's own helpers do ([tool.gradguard.api]): the analysis reads them, and the
+    # cache's fingerprint (this selection's repr) changes with them.
+    api: tuple[Fact, ...] = ()
 
     def enabled(self, code: str) -> bool:
         """True when a finding with this code is reported."""
@@ -163,6 +167,7 @@ class Settings:
             cli_select=self.cli.select,
             cli_extend_select=self.cli.extend_select,
             cli_ignore=self.cli.ignore,
+            api=self.api,
         )
 
     @property

@@ -291,7 +291,10 @@ def program_analysis(
     exemption = file_exemption(prepared.program)
     if exemption.everything:
         return (), (), ()
-    analysis = raw_analysis(prepared)
+    from gradguard.analysis import api
+
+    with api.declared(selection.api):
+        analysis = raw_analysis(prepared)
     kept = tuple(
         diagnostic
         for diagnostic in analysis.diagnostics

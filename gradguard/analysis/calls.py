@@ -7,7 +7,8 @@ from dataclasses import replace
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.names import dotted
+from gradguard.analysis.api import Fact, Returns
+from gradguard.analysis.names import canonical, dotted, qualify
 from gradguard.analysis.project import ModuleInfo
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import (
@@ -32,6 +33,10 @@ class CallEvaluation:
 
     def eval_call(self, call: cst.Call, state: State, frame: Frame) -> Value:
         func = call.func
+        if self.declared:
+            fact, receiver = self.declared_fact(func, state, frame)
+            if fact is not None:
+                return self.apply_declared(fact, call, receiver, state, frame)
         if isinstance(func, cst.Attribute):
             return self.eval_method_call(call, func, state, frame)
         name = self.qualified(func, state, frame)
@@ -40,6 +45,50 @@ class CallEvaluation:
         callee = self.eval(func, state, frame)
         args, kwargs = self.eval_args(call, state, frame)
         return self.call_value(call, callee, dotted(func), args, kwargs, state, frame)
+
+    def declared_fact(self, func: cst.BaseExpression, state: State,
+                      frame: Frame) -> tuple[Fact | None, Value | None]:
+        """The project's declared fact for a callee (`utils.repackage_hidden`, or the method
+        `engine.Engine.step` called on an instance of that class), and the receiver of a method."""
+        name = qualify(func, frame.imports) or qualify(func, self.imports)
+        if name is not None and canonical(name) in self.declared:
+            return self.declared[canonical(name)], None
+        if not isinstance(func, cst.Attribute):
+            return None, None
+        receiver = self.peek(func.value, state, frame)
+        if receiver is None:
+            return None, None
+        owner = receiver.ref.qualname if isinstance(receiver.ref, ClassInfo) else receiver.qual
+        fact = self.declared.get(f"{owner}.{func.attr.value}") if owner else None
+        return fact, receiver if fact is not None else None
+
+    def apply_declared(self, fact: Fact, call: cst.Call, receiver: Value | None, state: State,
+                       frame: Frame) -> Value:
+        """A call of a helper the project declared: it detaches, runs a backward, returns a fresh
+        tensor, or keeps what it is given, whatever its source says."""
+        args, kwargs = self.eval_args(call, state, frame)
+        values = [v for _, v in args] + list(kwargs.values())
+        if fact.backward is not None:
+            roots = args[:1] if args else [(None, values[0])] if values else []
+            self.backward(call, "backward", roots, {}, state, frame, positional_retain=None)
+            return NONE
+        if fact.returns is Returns.CUT:
+            return cut(values[0]) if values else FRESH
+        if fact.returns is Returns.FRESH:
+            return FRESH
+        if fact.stores is not None and values:
+            if receiver is not None and isinstance(call.func, cst.Attribute):
+                updated = self.container_add(receiver, values[-1])
+                statement = self.statement(frame)
+                if statement is not None:
+                    self.store_in_place(call.func.value, updated, state, frame, statement)
+                    state.replace_everywhere(receiver, updated)
+                    self.note_accumulation(call.func.value, values[-1], (args[-1][0] if args else None),
+                                           statement, state, frame, container=True)
+            else:
+                self.escaped.update(n for v in values for n in v.nodes)
+            return UNKNOWN
+        return self.derive(call, [*args, *((None, v) for v in kwargs.values())], state, frame)
 
     def eval_args(self, call: cst.Call, state: State, frame: Frame) -> tuple[Args, dict[str, Value]]:
         args: Args = []
@@ -215,7 +264,11 @@ class CallEvaluation:
             return self.derive(call, operands, state, frame)
         if "." in name and name.split(".", 1)[0] not in K.KNOWN_PACKAGES:  # not a builtin either
             self.forget_state_of(operands, state)
-        return self.derive(call, operands, state, frame, consumer=dotted(call.func))
+        result = self.derive(call, operands, state, frame, consumer=dotted(call.func))
+        if any(declared.startswith(name + ".") for declared in self.declared):
+            # An instance of a class whose methods the project declares (`engine.Engine()`).
+            result = replace(result, qual=name)
+        return result
 
     @staticmethod
     def member_of(value: Value) -> Value | None:

@@ -13,7 +13,7 @@ from dataclasses import replace
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.api import lookup
+from gradguard.analysis.api import Fact, declared_facts, lookup
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
 from gradguard.analysis.calls import Args, CallEvaluation
 from gradguard.analysis.evidence import Role, roles_in
@@ -67,6 +67,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
 
     def __init__(self, imports: dict[str, str], modules: frozenset[str]) -> None:
         self.imports = imports
+        # The project's own helpers as its `[tool.gradguard.api]` declares them, by qualified name.
+        self.declared: dict[str, Fact] = {fact.name: fact for fact in declared_facts()}
         self.module_names = modules
         self.functions: dict[cst.CSTNode, FunctionInfo] = {}
         self.classes: dict[cst.CSTNode, ClassInfo] = {}

@@ -8,7 +8,9 @@ Facts a project declares in `[tool.gradguard.api]` come first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import fields, replace
 from functools import cache
 from importlib import import_module
@@ -32,8 +34,27 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Backward", "BaseClass", "Cache", "Callback", "Fact", "GradMode", "Receiver", "Returns", "Role",
-    "all_facts", "hand_facts", "libraries", "lookup",
+    "all_facts", "declared", "declared_facts", "hand_facts", "libraries", "lookup",
 ]
+
+# The facts a project declares in `[tool.gradguard.api]`, in force for the analysis running now
+# (set by the engine around one file's analysis, the re-analyses of its fixes included).
+_DECLARED: ContextVar[tuple[Fact, ...]] = ContextVar("gradguard_declared_api", default=())
+
+
+@contextlib.contextmanager
+def declared(facts: tuple[Fact, ...]) -> Iterator[None]:
+    """Within it, the analysis reads `facts` as the project's own helpers."""
+    token = _DECLARED.set(tuple(facts))
+    try:
+        yield
+    finally:
+        _DECLARED.reset(token)
+
+
+def declared_facts() -> tuple[Fact, ...]:
+    """The project's declared facts in force now (none outside `declared`)."""
+    return _DECLARED.get()
 
 # The library modules of this package, each holding a FACTS tuple; imported on first use.
 LIBRARIES = ("torch_functions", "torch_tensor", "nn", "optim", "distributions", "data", "parametrize", "hooks",
