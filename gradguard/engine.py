@@ -15,7 +15,17 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gradguard.discovery import describe_os_error, is_notebook
-from gradguard.model import Diagnostic, Edit, FileError, FileResult, Fix, Location, Note, Related, Span
+from gradguard.model import (
+    Diagnostic,
+    Edit,
+    FileError,
+    FileResult,
+    Fix,
+    Location,
+    Note,
+    Related,
+    Span,
+)
 from gradguard.noqa import LINE_NOQA, file_exemption, line_suppresses, split_codes
 from gradguard.notebook import split_lines
 
