@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from gradguard.analysis import knowledge as K
 from gradguard.analysis.conditions import condition_leaves, key_of
 from gradguard.analysis.scopes import assigned_in
 from gradguard.analysis.state import Frame, State
@@ -88,11 +89,12 @@ class AutogradEvents:
     def code_of(self, node: cst.CSTNode) -> str:
         return cst.Module(body=[]).code_for_node(node)
 
-    def retain_flag(self, call: cst.Call, keyword: str, positional: Value | None,
+    def retain_flag(self, call: cst.Call, keyword: str | tuple[str, ...], positional: Value | None,
                     positional_expr: cst.CSTNode | None = None) -> bool | None:
         """True/False for a literal flag, None when it is an expression the model cannot decide."""
+        keywords = (keyword,) if isinstance(keyword, str) else keyword
         for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == keyword:
+            if arg.keyword is not None and arg.keyword.value in keywords:
                 value = arg.value
                 if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
                     return value.value == "True"
@@ -108,7 +110,7 @@ class AutogradEvents:
         """A backward pass over `roots`: report freed nodes it reaches, then free what it traverses."""
         retain_expr = positional_exprs[1] if positional_exprs and len(positional_exprs) > 1 else None
         create_expr = positional_exprs[2] if positional_exprs and len(positional_exprs) > 2 else None
-        retain = self.retain_flag(call, "retain_graph", positional_retain, retain_expr)
+        retain = self.retain_flag(call, K.RETAIN_GRAPH_KEYWORDS, positional_retain, retain_expr)
         create = self.retain_flag(call, "create_graph", None, create_expr)
         keeps = retain is not False or create is not False
         for expr, value in roots:

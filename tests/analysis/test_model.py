@@ -776,6 +776,28 @@ def test_a_call_without_fact_or_source_may_change_the_objects_it_is_given(call: 
     assert ("GG003" in [code for _, code in _codes(source)]) is found
 
 
+def test_retain_variables_is_the_old_name_of_retain_graph() -> None:
+    """PyTorch <= 0.3 tutorials keep the graph with `retain_variables=True`: a second backward
+    through it is not a freed graph (GG002); a step in between still changes what it saved."""
+    template = _program("""
+        D = nn.Linear(4, 1)
+        G = nn.Linear(2, 4)
+        opt_D = torch.optim.Adam(D.parameters())
+        for step in range(10):
+            prob_fake = D(G(torch.randn(8, 2)))
+            D_loss = -torch.log(1. - prob_fake).mean()
+            opt_D.zero_grad()
+            D_loss.backward(KEYWORD=True)
+            STEP
+            G_loss = torch.log(1. - prob_fake).mean()
+            G_loss.backward()
+    """)
+    for keyword in ("retain_graph", "retain_variables"):
+        assert _codes(template.replace("KEYWORD", keyword).replace("STEP", "pass")) == []
+        stepped = _codes(template.replace("KEYWORD", keyword).replace("STEP", "opt_D.step()"))
+        assert [code for _, code in stepped] == ["GG011"]
+
+
 def test_a_grad_call_with_keyword_outputs_names_its_root() -> None:
     source = _program("""
         net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
