@@ -89,7 +89,7 @@ class AutogradEvents:
     def code_of(self, node: cst.CSTNode) -> str:
         return cst.Module(body=[]).code_for_node(node)
 
-    def retain_flag(self, call: cst.Call, keyword: str | tuple[str, ...], positional: Value | None,
+    def retain_flag(self, call: cst.Call, keyword: str | frozenset[str], positional: Value | None,
                     positional_expr: cst.CSTNode | None = None) -> bool | None:
         """True/False for a literal flag, None when it is an expression the model cannot decide."""
         keywords = (keyword,) if isinstance(keyword, str) else keyword
@@ -182,6 +182,12 @@ class AutogradEvents:
             return
         if value.element and value.top & stale:
             # `losses[i]` taken out of a list of several graphs: which one is not known.
+            return
+        if frame is not None and all(state.freed[n].call is info for n in failing) and any(
+                all(n // GENERATIONS in self.item_sites.get(loop, ()) for n in failing) for loop in frame.loops):
+            # One backward per item of a list built in an earlier loop (`for r, p in data:`), each
+            # item from its own evaluation of the same code: what this pass met freed is another
+            # item's graph, taken for this one only because the items are one summary value.
             return
         here = state.partition_key()
         # Freed on some paths only, but on one whose loop-invariant conditions this path assumes

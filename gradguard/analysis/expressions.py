@@ -114,6 +114,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.scope_names: dict[cst.CSTNode, Bindings] = {}
         self.class_roles: dict[str, dict[str, Role]] = {}
         self.loop_names: dict[cst.CSTNode, frozenset[str]] = {}
+        # For a `for` loop over a container that sums up several items: the sites with more than
+        # one generation in it, each generation another item's own graph.
+        self.item_sites: dict[cst.CSTNode, frozenset[int]] = {}
         # Module calls by (site, how many times it had been evaluated): the module called and the
         # objects whose methods were running, whose parameters their nodes saved.
         self.module_calls: dict[tuple[int, int], frozenset[str]] = {}

@@ -26,7 +26,7 @@ from gradguard.analysis.conditions import (
 from gradguard.analysis.expressions import BudgetExceeded, Evaluator, TimeLimit
 from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
-from gradguard.analysis.values import DATA, NONE, UNKNOWN, Kind, Value, cut, join
+from gradguard.analysis.values import DATA, GENERATIONS, NONE, UNKNOWN, Kind, Value, cut, join
 
 # Passes after which a loop's states are compared widened (every earlier generation of the
 # loop's own sites folded into one: a pass that would only age them changes nothing), and the
@@ -429,6 +429,11 @@ class Interpreter(Evaluator):
                 and all(e.kind in (Kind.INSTANCE, Kind.MODULE) for e in iterable.elems):
             return self.unrolled(statement, iterable.elems, state, frame)
         element = self.element_from(statement.iter, iterable, state, frame)
+        if element.element:
+            sites: dict[int, int] = {}
+            for node in iterable.nodes:
+                sites[node // GENERATIONS] = sites.get(node // GENERATIONS, 0) + 1
+            self.item_sites[statement] = frozenset(site for site, count in sites.items() if count > 1)
 
         def enter(s: State) -> bool:
             self.assign(statement.target, element, s, frame, statement, statement.iter)

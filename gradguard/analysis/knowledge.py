@@ -95,7 +95,7 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "FRAMEWORK_LOSS_KEYS": lambda: frozenset({"loss"}),
     # The keywords of `backward` that keep the graph: `retain_variables` is its name before
     # PyTorch 0.4 (tutorials of that time still use it).
-    "RETAIN_GRAPH_KEYWORDS": lambda: ("retain_graph", "retain_variables"),
+    "RETAIN_GRAPH_KEYWORDS": lambda: frozenset({"retain_graph", "retain_variables"}),
     # Wrappers that hand a module through unchanged as far as graphs go.
     "MODULE_WRAPPERS": lambda: _names(lambda f: f.returns is Returns.ARGUMENT and (
         f.name.startswith("torch.nn.") and f.name.rsplit(".", 1)[-1][:1].isupper() or f.name == "torch.compile")),

@@ -798,6 +798,34 @@ def test_retain_variables_is_the_old_name_of_retain_graph() -> None:
         assert [code for _, code in stepped] == ["GG011"]
 
 
+_PER_ITEM = """
+    policy = nn.Linear(4, 2)
+    opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+    for episode in range(3):
+        data = []
+        SHARED
+        for t in range(5):
+            prob = FORWARD.softmax(0)
+            data.append((1.0, prob[0]))
+        opt.zero_grad()
+        for r, p in data:
+            loss = -torch.log(p) * r
+            loss.backward()
+        opt.step()
+"""
+
+
+def test_one_backward_per_item_of_a_list_built_by_a_loop_frees_that_item_only() -> None:
+    """REINFORCE as minimalRL writes it: each item of `data` comes from its own forward, so the
+    backward of one item does not free the next one's graph (03); when the items share a graph
+    made once before the list was built, the second item's backward does fail (GG002)."""
+    own = _program(_PER_ITEM.replace("SHARED", "pass").replace("FORWARD", "policy(torch.randn(4))"))
+    assert _codes(own) == []
+    shared = _program(_PER_ITEM.replace("SHARED", "feats = torch.tanh(policy(torch.randn(4)))")
+                      .replace("FORWARD", "(feats * t)"))
+    assert [code for _, code in _codes(shared)] == ["GG002"]
+
+
 def test_a_grad_call_with_keyword_outputs_names_its_root() -> None:
     source = _program("""
         net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
