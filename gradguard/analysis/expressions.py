@@ -59,7 +59,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
     # base, and more for each line of its code. Each entry has its own budget, so one expensive
     # function never starves the others, and it is counted, not timed: the same file gives the same
     # findings on a busy machine and on an idle one.
-    max_steps = 60_000
+    max_steps = 200_000
     steps_per_line = 8
     # A safety net for the whole file in CPU seconds of this process (not wall-clock), far above
     # what the step budgets cost on real code; reaching it is reported as its own note.
