@@ -35,6 +35,7 @@ from gradguard.analysis.values import (
     Origin,
     Read,
     Value,
+    add_item_shape,
     join,
     node_id,
     old,
@@ -533,6 +534,15 @@ class Evaluator(CallEvaluation, AutogradEvents):
 
     def eval_subscript(self, expr: cst.Subscript, state: State, frame: Frame) -> Value:
         base = self.eval(expr.value, state, frame)
+        if base.kind in (Kind.LIST, Kind.TUPLE) and all(isinstance(e.slice, cst.Slice) for e in expr.slice):
+            # `data[::-1]`, `items[1:]`: the same kind of container, holding some of the same items.
+            for element in expr.slice:
+                slice_ = element.slice
+                assert isinstance(slice_, cst.Slice)
+                for bound in (slice_.lower, slice_.upper, slice_.step):
+                    if bound is not None:
+                        self.eval(bound, state, frame)
+            return replace(base, elems=None, keys=None)
         index: int | None = None
         for element in expr.slice:
             if isinstance(element.slice, cst.Index):
@@ -673,7 +683,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
         if not element.nodes:
             return element
         via = tuple(self.reads_of([(expr, iterable)], state, frame, None))
-        return replace(element, via=via) if via else element
+        if not via:
+            return element
+        if element.elems is not None and element.element:
+            # The parts of a summary item come from the container too.
+            element = replace(element, elems=tuple(replace(e, via=via) if e.nodes else e for e in element.elems))
+        return replace(element, via=via)
 
     def reads_of(self, operands: Args, state: State, frame: Frame, consumer: str | None) -> list[Read]:
         """The reads of named holders among the operands of an operation."""
@@ -775,13 +790,19 @@ class Evaluator(CallEvaluation, AutogradEvents):
         top = frozenset().union(*(v.top for v in values)) if values else frozenset()
         grad = any(v.grad for v in values)
         elems = tuple(values) if exact and kind is Kind.TUPLE else None
-        return Value(kind, nodes, top, grad, elems)
+        shape: tuple[bool, ...] | None = None
+        if kind is Kind.LIST and exact:
+            shape = ()
+            for value in values:
+                shape = add_item_shape(Value(Kind.LIST, item_shape=shape), value)
+        return Value(kind, nodes, top, grad, elems, item_shape=shape)
 
     def container_add(self, container: Value, item: Value) -> Value:
         """A container after a value was added to it (`append`, `+=`, `d[k] = v`)."""
         kind = container.kind if container.kind in (Kind.LIST, Kind.DICT, Kind.TUPLE) else Kind.LIST
+        shape = add_item_shape(container, item) if kind is Kind.LIST else None
         return Value(kind, container.nodes | item.nodes, container.top | item.top,
-                     container.grad or item.grad)
+                     container.grad or item.grad, item_shape=shape)
 
 _CONTAINERS = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT})
 

@@ -796,8 +796,13 @@ class Interpreter(Evaluator):
                 result = join(result, element)
             return result or UNKNOWN
         if iterable.nodes:
-            return Value(Kind.UNKNOWN, iterable.nodes, iterable.top, iterable.grad,
-                         element=iterable.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT))
+            one = Value(Kind.UNKNOWN, iterable.nodes, iterable.top, iterable.grad,
+                        element=iterable.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT))
+            if iterable.item_shape is not None:
+                # Tuples: a position no item ever held a graph at (the reward) holds none.
+                return Value(Kind.TUPLE, one.nodes, one.top, one.grad, element=one.element,
+                             elems=tuple(one if carries else UNKNOWN for carries in iterable.item_shape))
+            return one
         if iterable.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT):
             # A list of leaves that require grad (`[torch.randn(3, requires_grad=True) ...]`).
             return Value(Kind.TENSOR, grad=True) if iterable.grad else UNKNOWN

@@ -91,6 +91,10 @@ class Value:
     # For a dict whose keys are string literals (`{"log_pi": a, "v": b}`): the key of each of
     # `elems`, so `d["v"]` is `b` alone.
     keys: tuple[str, ...] | None = None
+    # For a list built by adding tuples to it (`data.append((reward, prob))`): for each position of
+    # the items, whether any item held a graph there (a reward never does); `()` for a list that
+    # holds no item yet, None when the items are not all tuples of one length, or not known.
+    item_shape: tuple[bool, ...] | None = None
 
     @property
     def carries_graph(self) -> bool:
@@ -142,7 +146,39 @@ def join(a: Value | None, b: Value | None) -> Value:
         label=a.label if a.label == b.label else (a.label or b.label),
         maybe_none=a.maybe_none or b.maybe_none or a.kind is Kind.NONE or b.kind is Kind.NONE,
         keys=a.keys if elems is not None else None,
+        item_shape=join_shapes(a, b),
     )
+
+
+def item_shape_of(value: Value) -> tuple[bool, ...] | None:
+    """Which positions of an item tuple hold a graph; None for an item that is not a tuple."""
+    if value.kind is not Kind.TUPLE or value.elems is None:
+        return None
+    return tuple(bool(e.nodes or e.grad) for e in value.elems)
+
+
+def add_item_shape(container: Value, item: Value) -> tuple[bool, ...] | None:
+    """The item shape of a list once `item` is added to it: `()` while it holds no item, None once
+    an item is not a tuple of the same length as the others (or the list's items are unknown)."""
+    shape = item_shape_of(item)
+    if container.item_shape is None or shape is None:
+        return None
+    if container.item_shape == ():
+        return shape
+    if len(container.item_shape) != len(shape):
+        return None
+    return tuple(x or y for x, y in zip(container.item_shape, shape, strict=True))
+
+
+def join_shapes(a: Value, b: Value) -> tuple[bool, ...] | None:
+    """The item shape of a list that may be `a` or `b`."""
+    if a.item_shape == ():
+        return b.item_shape
+    if b.item_shape == ():
+        return a.item_shape
+    if a.item_shape is None or b.item_shape is None or len(a.item_shape) != len(b.item_shape):
+        return None
+    return tuple(x or y for x, y in zip(a.item_shape, b.item_shape, strict=True))
 
 
 def same(a: Value | None, b: Value | None) -> bool:
@@ -154,6 +190,8 @@ def same(a: Value | None, b: Value | None) -> bool:
     if a.nodes != b.nodes or a.grad != b.grad or a.kind != b.kind or a.maybe_none != b.maybe_none:
         return False
     if (a.elems is None) != (b.elems is None):
+        return False
+    if a.item_shape != b.item_shape:
         return False
     if a.elems is not None and b.elems is not None:
         return len(a.elems) == len(b.elems) and all(same(x, y) for x, y in zip(a.elems, b.elems))
