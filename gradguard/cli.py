@@ -51,7 +51,13 @@ class _ProgressDisplay:
             if time.monotonic() - self.started < _PROGRESS_AFTER:
                 return
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self.bar = Progress(
                 TextColumn("Linting"),
@@ -150,7 +156,13 @@ def lint(
     """Lint Python files and notebooks (default: the current folder; `-` reads stdin)."""
     from gradguard import lint_command
     from gradguard.cache import Cache
-    from gradguard.config import CliOverrides, Resolver, check_per_file_patterns, known_codes, parse_cli_codes
+    from gradguard.config import (
+        CliOverrides,
+        Resolver,
+        check_per_file_patterns,
+        known_codes,
+        parse_cli_codes,
+    )
     from gradguard.discovery import discover
     from gradguard.runner import FixMode, lint_files
 

@@ -26,7 +26,16 @@ from gradguard.analysis.conditions import (
 from gradguard.analysis.expressions import BudgetExceeded, Evaluator, TimeLimit
 from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
-from gradguard.analysis.values import DATA, GENERATIONS, NONE, UNKNOWN, Kind, Value, cut, join
+from gradguard.analysis.values import (
+    DATA,
+    GENERATIONS,
+    NONE,
+    UNKNOWN,
+    Kind,
+    Value,
+    cut,
+    join,
+)
 
 # Passes after which a loop's states are compared widened (every earlier generation of the
 # loop's own sites folded into one: a pass that would only age them changes nothing), and the

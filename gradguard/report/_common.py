@@ -14,7 +14,15 @@ from rich.segment import Segment
 from rich.text import Text
 
 from gradguard import catalogue
-from gradguard.model import Applicability, Diagnostic, Edit, FileError, FileResult, Note, Severity
+from gradguard.model import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    FileError,
+    FileResult,
+    Note,
+    Severity,
+)
 
 # The pseudo rule of inputs that could not be linted (ruff 0.17 calls its own `invalid-syntax`).
 FILE_ERROR_CODE = "file-error"

@@ -31,7 +31,14 @@ from typing import TextIO
 
 from rich.text import Text
 
-from gradguard.model import Applicability, Diagnostic, FileError, FileResult, Severity, Span
+from gradguard.model import (
+    Applicability,
+    Diagnostic,
+    FileError,
+    FileResult,
+    Severity,
+    Span,
+)
 from gradguard.report import snippet
 from gradguard.report._common import (
     Writer,

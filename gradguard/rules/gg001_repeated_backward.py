@@ -8,7 +8,13 @@ from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit
-from gradguard.rules import ConflictRule, FixPlan, carrier_name, conflict_closure, simple_definitions
+from gradguard.rules import (
+    ConflictRule,
+    FixPlan,
+    carrier_name,
+    conflict_closure,
+    simple_definitions,
+)
 
 
 class RepeatedBackward(ConflictRule):

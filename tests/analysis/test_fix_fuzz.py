@@ -12,10 +12,10 @@ import ast
 from dataclasses import dataclass
 
 import pytest
+from fixture_support import run_source_many
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from fixture_support import run_source_many
 from gradguard.config import Selection
 from gradguard.engine import Prepared
 from gradguard.fixcheck import new_scope_problems

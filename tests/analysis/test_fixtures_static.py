@@ -8,7 +8,6 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-
 from fixture_support import (
     buggy_fixtures,
     clean_fixtures,
@@ -19,6 +18,7 @@ from fixture_support import (
     notebook_script,
     run_source_many,
 )
+
 from gradguard.analysis import analyze
 from gradguard.config import Selection
 from gradguard.engine import prepare

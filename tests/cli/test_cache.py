@@ -8,7 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cli_support import GG001_ROW, GG001_SOURCE, NO_TORCH_SOURCE, Project, subprocess_env
+from cli_support import (
+    GG001_ROW,
+    GG001_SOURCE,
+    NO_TORCH_SOURCE,
+    Project,
+    subprocess_env,
+)
 
 from gradguard import __version__
 from gradguard.cache import checksum

@@ -13,7 +13,13 @@ import pytest
 from cli_support import GG001_ROW, GG001_SOURCE, Project
 
 from gradguard.engine import InputError, Prepared, prepare
-from gradguard.fixes import digest, encode, fix_notebook_round, fix_text_round, write_atomic
+from gradguard.fixes import (
+    digest,
+    encode,
+    fix_notebook_round,
+    fix_text_round,
+    write_atomic,
+)
 from gradguard.model import Applicability, Edit, Fix, Span
 
 

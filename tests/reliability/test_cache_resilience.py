@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from reliability_support import BUGGY_SOURCE, CLEAN_SOURCE, Project, gradguard_command, subprocess_env
+from reliability_support import (
+    BUGGY_SOURCE,
+    CLEAN_SOURCE,
+    Project,
+    gradguard_command,
+    subprocess_env,
+)
 
 from gradguard import __version__
 from gradguard.cache import CACHE_DIR, FORMAT

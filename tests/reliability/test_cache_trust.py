@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from reliability_support import BUGGY_SOURCE, CLEAN_SOURCE, REPO, Project, subprocess_env
+from reliability_support import (
+    BUGGY_SOURCE,
+    CLEAN_SOURCE,
+    REPO,
+    Project,
+    subprocess_env,
+)
 
 import gradguard.runner
 from gradguard.cache import CACHE_DIR, INDEX, Cache

@@ -11,7 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
-from reliability_support import BUGGY_SOURCE, Project, gradguard_command, hook_events, subprocess_env
+from reliability_support import (
+    BUGGY_SOURCE,
+    Project,
+    gradguard_command,
+    hook_events,
+    subprocess_env,
+)
 
 from gradguard.fixes import LEFTOVER_AGE_S, TEMP_SUFFIX, remove_leftover_temps
 
