@@ -189,9 +189,12 @@ def run_entry(entry: Entry, mirrors: Path) -> Result:
 
 
 def severity(code: str) -> str:
-    """A rule's severity, from its document ("file-error" for a file gradguard could not analyse)."""
+    """A rule's severity, from its document ("file-error" for a file gradguard could not analyse,
+    "note" for a part of a file it did not follow to the end)."""
     if code == "file-error":
         return code
+    if code == "analysis-incomplete":
+        return "note"
     try:
         return catalogue.get(code).severity.value
     except KeyError:
@@ -244,7 +247,7 @@ def report(results: list[Result], list_warnings: bool) -> str:
         (
             f"{len(ran)} repositories, {total_files} files, {by_severity['error']} errors, "
             f"{by_severity['warning']} warnings, {sum(len(r.file_errors) for r in ran)} file errors, "
-            f"{total_seconds:.1f} s of lint"
+            f"{by_severity['note']} notes (analysis incomplete), {total_seconds:.1f} s of lint"
         ),
         "",
     ]
