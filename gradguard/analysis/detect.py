@@ -65,8 +65,15 @@ def _incomplete(program: Program, facts: FileFacts) -> list[Note]:
     """What the analysis did not follow to the end, one note each, at the row where that part starts
     (the function's `def`, the loop, the statement; none for the module level or another module's code)."""
     notes: list[Note] = []
+    timed = [function for what, _, function in program.incomplete if what == "time"]
     for what, node, function in program.incomplete:
         where = "module level" if function == "<module>" else f"{function}()"
+        if what == "time":
+            # Past the file's time limit every entry point left is cut: one note says so.
+            if function != timed[0]:
+                continue
+            if len(timed) > 1:
+                where += f" and {len(timed) - 1} more {'entry point' if len(timed) == 2 else 'entry points'}"
         text = {"loop": "a loop did not reach a fixed point", "budget": "step budget exhausted",
                 "recursion": "nesting too deep",
                 "time": f"time limit ({program.time_budget:g} CPU-s for the file) reached"}.get(what, what)

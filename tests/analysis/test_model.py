@@ -826,6 +826,20 @@ def test_one_backward_per_item_of_a_list_built_by_a_loop_frees_that_item_only() 
     assert [code for _, code in _codes(shared)] == ["GG002"]
 
 
+def test_past_the_time_limit_the_entry_points_left_are_one_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CPU-time safety net cuts every entry point still to come: one note names the first and
+    counts the others (a file of many methods gets one line, not one per method)."""
+    from gradguard.analysis.program import Program
+
+    monkeypatch.setattr(Program, "time_budget", 0.0)
+    source = _program("w = torch.randn(3, requires_grad=True)\n" + "".join(
+        f"def f{i}():\n    loss = (w * 2).sum()\n    loss.backward()\n    loss.backward()\n" for i in range(4)))
+    analysis = analyze_file(source)
+    first = source.splitlines().index("def f0():") + 1
+    assert [(n.message, n.row) for n in analysis.incomplete] == [
+        ("analysis incomplete in f0() and 3 more entry points: time limit (0 CPU-s for the file) reached", first)]
+
+
 def test_a_grad_call_with_keyword_outputs_names_its_root() -> None:
     source = _program("""
         net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
