@@ -562,12 +562,14 @@ class Interpreter(Evaluator):
                     for part in produced:
                         carry(part)
                 changed = False
+                grew = False  # only new partitions, whose values the others already cover
+                before_pass = list(later.values())
                 for part in self.regroup(produced):
                     key = part.partition_key()
                     known = later.get(key)
                     if known is None:
                         later[key] = part
-                        changed = True
+                        grew = True
                         continue
                     merged = State.join_all([known, part])
                     assert merged is not None
@@ -580,6 +582,14 @@ class Interpreter(Evaluator):
                         changed = True
                 if len(later) > MAX_PARTS:
                     later = {p.partition_key(): p for p in self.regroup(list(later.values()))}
+                if grew and not changed and passes + 1 >= WIDEN_AFTER and before_pass:
+                    # Condition atoms can split the states into ever new partitions (regrouping
+                    # renames them): once widened, the paths together holding nothing new is a
+                    # fixed point too.
+                    joined, previous = State.join_all(list(later.values())), State.join_all(before_pass)
+                    changed = joined is None or previous is None or not _same_widened(joined, previous, entry_epochs)
+                elif grew:
+                    changed = True
                 if not changed:
                     converged = True
                     break

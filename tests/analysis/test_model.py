@@ -840,6 +840,51 @@ def test_past_the_time_limit_the_entry_points_left_are_one_note(monkeypatch: pyt
         ("analysis incomplete in f0() and 3 more entry points: time limit (0 CPU-s for the file) reached", first)]
 
 
+def test_a_loop_split_by_many_flags_reaches_its_fixed_point() -> None:
+    """A PPO update loop under several independent flags (`args.clip_vloss`, `args.norm_adv`, ...):
+    the paths keep splitting into new partitions, but once widened they hold nothing new together,
+    which is a fixed point (cleanrl ppo.py: not converged in 24 passes, 45 CPU-s; now 6 CPU-s)."""
+    source = "import argparse\n" + _program('''
+
+        parser = argparse.ArgumentParser()
+        args = parser.parse_args()
+        agent = nn.Linear(4, 2)
+        optimizer = torch.optim.Adam(agent.parameters(), lr=1e-3)
+        obs = torch.zeros(8, 4)
+        for iteration in range(1, args.num_iterations + 1):
+            if args.anneal_lr:
+                optimizer.param_groups[0]["lr"] = 1.0 - iteration / args.num_iterations
+            for step in range(8):
+                with torch.no_grad():
+                    value = agent(obs[step])
+                infos = {}
+                if "final_info" in infos:
+                    print(infos)
+            for t in reversed(range(8)):
+                if t == 8 - 1:
+                    nextvalue = value
+                else:
+                    nextvalue = value * 0.5
+            for epoch in range(args.update_epochs):
+                for start in range(0, 8, 2):
+                    newvalue = agent(obs[start:start + 2])
+                    if args.clip_vloss:
+                        v_loss = newvalue.pow(2).mean()
+                    else:
+                        v_loss = 0.5 * newvalue.pow(2).mean()
+                    if args.norm_adv:
+                        v_loss = v_loss * 2
+                    if args.target_kl is not None:
+                        print(args.target_kl)
+                    optimizer.zero_grad()
+                    v_loss.backward()
+                    optimizer.step()
+    ''')
+    analysis = analyze_file(source)
+    assert [d.code for d in analysis.diagnostics] == []
+    assert analysis.incomplete == ()
+
+
 def test_a_grad_call_with_keyword_outputs_names_its_root() -> None:
     source = _program("""
         net = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
