@@ -177,12 +177,12 @@ class Program(Interpreter):
         return state
 
     def _start_entry(self, node: cst.CSTNode) -> None:
-        """A fresh step budget for one entry point, scaled by the lines of its code; each statement
-        of its own body gets one in turn (`Interpreter.guarded_parts`)."""
+        """Start one entry point: each statement of its own body gets a step budget of its own
+        (`Interpreter.guarded_parts`); this one covers only what runs before its body."""
         self.entry_owner = node
         self.guarding = False
         self.steps = 0
-        self.step_limit = self.max_steps + self.steps_per_line * self.module.code_for_node(node).count("\n")
+        self.step_limit = self.max_steps
 
     def _framework_backward(self, cls: ClassInfo, method: str) -> bool:
         """Lightning calls backward on what `training_step` returns, unless optimization is manual;
