@@ -30,7 +30,7 @@ from libcst.metadata.scope_provider import (
     Scope,
 )
 
-from gradguard.model import Diagnostic
+from gradguard.model import Diagnostic, Edit, Severity
 
 # True inside the analysis of a fix's result, whose own fixes need no checking.
 _CHECKING: ContextVar[bool] = ContextVar("gradguard_checking_a_fix", default=False)
@@ -248,8 +248,8 @@ def reanalysis_problem(fixed: Diagnostic | Iterable[Diagnostic], before: Iterabl
     for own in owns:
         if found[own] > max(expected[own], 0):
             return f"the {own[0]} finding is still reported after the fix"
-    touched = {name for d in group for edit in (d.fix.edits if d.fix else ())
-               for name in _IDENTIFIER.findall(edit.content)}
+    edits = [edit for d in group for edit in (d.fix.edits if d.fix else ())]
+    touched = {name for edit in edits for name in _IDENTIFIER.findall(edit.content)}
     for (code, carrier), count in sorted(found.items()):
         if count > max(expected[(code, carrier)], 0):
             names = set(_IDENTIFIER.findall(carrier))
@@ -257,7 +257,24 @@ def reanalysis_problem(fixed: Diagnostic | Iterable[Diagnostic], before: Iterabl
                 continue
             if not names or names & touched:
                 return f"the fix introduces a new {code} finding"
+    # The same call failing again, now for a value the fix moved (a read moved into the loop that
+    # still hands out the stale graph), under another rule's name: the fix did not work.
+    fixed_rows = {_moved_row(d.span.start.row, edits) for d in group}
+    new = [d for d in after if d.severity is Severity.ERROR and d.span.start.row in fixed_rows
+           and found[(d.code, _carrier(d))] > max(expected[(d.code, _carrier(d))], 0)]
+    for diagnostic in new:
+        if {n for quoted in _QUOTED.findall(diagnostic.message) for n in _IDENTIFIER.findall(quoted)} & touched:
+            return f"the call still fails after the fix ({diagnostic.code})"
     return None
+
+
+def _moved_row(row: int, edits: list[Edit]) -> int:
+    """Where `row` is once `edits` are applied (rows added or removed above it move it)."""
+    moved = row
+    for edit in edits:
+        if edit.span.end.row <= row and (edit.span.end.row < row or edit.span.end.column == 1):
+            moved += edit.content.count("\n") - (edit.span.end.row - edit.span.start.row)
+    return moved
 
 
 def by_hand(diagnostic: Diagnostic, reason: str) -> Diagnostic:

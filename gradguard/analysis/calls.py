@@ -7,7 +7,8 @@ from dataclasses import replace
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.api import Fact, Returns
+from gradguard.analysis import api
+from gradguard.analysis.api import Fact, Returns, parametrize
 from gradguard.analysis.names import canonical, dotted, qualify
 from gradguard.analysis.project import ModuleInfo
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
@@ -21,6 +22,7 @@ from gradguard.analysis.values import (
     Kind,
     Value,
     cut,
+    data_with,
 )
 
 Args = list[tuple[cst.BaseExpression | None, Value]]
@@ -128,6 +130,10 @@ class CallEvaluation:
                     result = replace(result, label=label)
                 return self.run_hooks(call, callee, args, result, state, frame)
         operands: Args = [*args, *((None, v) for v in kwargs.values())]
+        if callee.kind is Kind.MODULE and callee.weights:
+            # Its forward reads (and the legacy hooks first recompute) its computed weights.
+            operands += [(None, self.module_weight(callee, label, attr, call.func, state, frame, forward=True))
+                         for attr, _, _ in callee.weights]
         is_module = callee.kind is Kind.MODULE or (callee.kind is Kind.INSTANCE)
         if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or self.is_frozen(label, state) \
                 or (is_module and self.frozen_depth > 0):
@@ -223,12 +229,18 @@ class CallEvaluation:
             return Value(Kind.TENSOR, grad=bool(requires is not None and flag is not False))
         if name in K.PARAMETER_TYPES:
             return Value(Kind.TENSOR, grad=True)
+        fact = api.lookup(name)
+        if fact is not None and fact.computes is not None and args:
+            return self.with_computed_weight(call, fact.computes, args, kwargs, state)
         if name in K.DATA_FUNCTIONS:
-            return DATA
+            fact = api.lookup(name)
+            stored: Args = [*args, *((None, v) for v in kwargs.values())] if fact is not None and fact.stores else []
+            data = data_with([v for _, v in stored])
+            return replace(data, via=tuple(self.reads_of(stored, state, frame, None))) if data.nodes else data
         if name in ("zip", "reversed", "list", "tuple", "sorted", "iter", "next", "set", "dict", "enumerate"):
             values = [v for _, v in args]
             if values and all(v.kind is Kind.DATA for v in values):
-                return DATA
+                return data_with(values)
             via = tuple(self.reads_of(args, state, frame, None))
             if name in ("list", "tuple") and values and values[0].kind in (Kind.LIST, Kind.TUPLE):
                 merged = replace(values[0], kind=Kind.LIST if name == "list" else Kind.TUPLE)
@@ -269,6 +281,25 @@ class CallEvaluation:
             # An instance of a class whose methods the project declares (`engine.Engine()`).
             result = replace(result, qual=name)
         return result
+
+    def with_computed_weight(self, call: cst.Call, when: str, args: Args, kwargs: dict[str, Value],
+                             state: State) -> Value:
+        """`weight_norm(module)`, `register_parametrization(module, "weight", P())`: the module,
+        whose attribute is computed from its parameters from now on (see `module_weight`)."""
+        module = args[0][1]
+        if module.kind is not Kind.MODULE:
+            return module
+        name = parametrize.DEFAULT_ATTRIBUTE
+        named = [a.value for a in call.args[1:2] if a.keyword is None] + \
+            [a.value for a in call.args if a.keyword is not None and a.keyword.value in parametrize.NAME_KEYWORDS]
+        if named and isinstance(named[0], cst.SimpleString):
+            name = str(named[0].evaluated_value)
+        parametrization = next((v for _, v in args[2:] if v.kind in (Kind.INSTANCE, Kind.MODULE)),
+                               next((v for v in kwargs.values() if v.kind in (Kind.INSTANCE, Kind.MODULE)), None))
+        kept = tuple(w for w in module.weights if w[0] != name)
+        updated = replace(module, weights=kept if when == "removed" else (*kept, (name, when, parametrization)))
+        state.replace_everywhere(module, updated)  # registered in place on the module
+        return updated
 
     @staticmethod
     def member_of(value: Value) -> Value | None:
@@ -526,7 +557,7 @@ class CallEvaluation:
             frozen = self.is_frozen(label, state) or self.frozen_depth > 0
             return self.derive(call, operands[1:], state, frame, source=not frozen, consumer=dotted(func))
         if receiver.kind is Kind.DATA:
-            return DATA
+            return receiver
         if receiver.kind in (Kind.UNKNOWN, Kind.NONE, Kind.SCALAR) and not (receiver.nodes or receiver.grad):
             if any(v.nodes or v.grad for _, v in operands[1:]):
                 return self.derive(call, operands[1:], state, frame, consumer=dotted(func))

@@ -164,8 +164,14 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
             carrier = Carrier(holder, (), (), ())
 
     state_like = carrier is not None and (carrier.self_update or carrier.is_container)
+    memoised = [n for n in sorted(stale) if n in program.memoised]
+    decorators = next((info.memoised for info in map(program.memoised.get, memoised) if info is not None), ())
     if same_root:
         cause = Cause.SAME_ROOT
+    elif memoised and failing.loops:
+        # Handed out again by a caching decorator: the first call's graph, every iteration.
+        cause = Cause.MEMOIZED
+        loop = _carrying_loop(failing, created_loops)
     elif before_loop is not None and not state_like:
         cause = Cause.BUILT_BEFORE_LOOP
         loop = before_loop
@@ -195,7 +201,8 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
     only_freeing = [c for c in why.conditions if c not in met.conditions]
     return Conflict(failing, freed_by, cause, carrier, why.stepped, loop, entry, root_defs,
                     _function_of(read) if read is not None else None, consumer_stepped,
-                    only_freeing[-1] if only_freeing else None, met.retained_by)
+                    only_freeing[-1] if only_freeing else None, met.retained_by,
+                    decorators if cause is Cause.MEMOIZED else ())
 
 
 def _best_boundary(boundary: list[Boundary]) -> Boundary | None:

@@ -118,6 +118,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # For a `for` loop over a container that sums up several items: the sites with more than
         # one generation in it, each generation another item's own graph.
         self.item_sites: dict[cst.CSTNode, frozenset[int]] = {}
+        # Nodes handed out again by a memoising decorator (and the function it decorates) or by a
+        # block that caches (None).
+        self.memoised: dict[int, FunctionInfo | None] = {}
         # Module calls by (site, how many times it had been evaluated): the module called and the
         # objects whose methods were running, whose parameters their nodes saved.
         self.module_calls: dict[tuple[int, int], frozenset[str]] = {}
@@ -129,6 +132,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # for those, frozen or not is a fact of the state (`State.frozen`), not of the program.
         self.unfrozen: set[object] = set()
         self.frozen_depth = 0
+        # The `parametrize.cached()` blocks being run: the heap keys of the weights each one keeps.
+        self.cached_blocks: list[set[tuple[str, str]]] = []
         # The project modules imported code comes from (`project.py`), as they are read.
         self.project: Project | None = None
         self.loaded_modules: set[ModuleInfo] = set()
@@ -388,7 +393,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 elif value.elems is not None and len(value.elems) == len(elements):
                     part = value.elems[index]
                 elif value.kind is Kind.DATA:
-                    part = DATA
+                    part = value
                 else:
                     part = Value(Kind.UNKNOWN, value.nodes, value.top, value.grad, via=value.via)
                 self.assign(inner, part, state, frame, statement, source)
@@ -563,7 +568,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         if base.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT):
             return self.element_from(expr.value, base, state, frame)
         if base.kind is Kind.DATA:
-            return DATA
+            return base
         return self.derive(expr, [(expr.value, base)], state, frame)
 
     def eval_comprehension(self, expr: cst.BaseExpression, state: State, frame: Frame) -> Value:
@@ -606,6 +611,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         name = expr.attr.value
         if isinstance(owner.ref, ModuleInfo):
             return self.module_attribute(owner.ref, name) or UNKNOWN
+        if owner.kind is Kind.MODULE and any(attr == name for attr, _, _ in owner.weights):
+            return self.module_weight(owner, dotted(expr.value), name, expr, state, frame, forward=False)
         if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
             value = state.heap.get((owner.ref.key, name))
             if value is not None:
@@ -617,6 +624,17 @@ class Evaluator(CallEvaluation, AutogradEvents):
                         return role_value(role, dotted(expr))
                 return value
             method = self.method_of(owner.ref, name)
+            if method is not None and method.accessor:
+                # A property: its method runs on this read; a cached one is kept on the instance.
+                result = self.call_function(method, [], {}, state, frame, owner, expr)
+                if method.kept:
+                    key = (owner.ref.key, name)
+                    state.heap[key] = result  # type: ignore[index]
+                    statement = self.statement(frame)
+                    if statement is not None:
+                        state.hdefs[key] = frozenset({statement})  # type: ignore[index]
+                    self.memoised.update((node, method) for node in result.nodes)
+                return result
             if method is not None:
                 return Value(Kind.FUNCTION, ref=method, label=dotted(expr))
             if name in K.MODULE_METHODS:
@@ -635,8 +653,48 @@ class Evaluator(CallEvaluation, AutogradEvents):
         if text is not None and text in self.module_names:
             return Value(Kind.MODULE, label=text)
         if owner.kind is Kind.DATA:
-            return DATA
+            return owner
         return UNKNOWN
+
+    def module_weight(self, module: Value, text: str | None, name: str, node: cst.CSTNode, state: State,
+                      frame: Frame, forward: bool) -> Value:
+        """A module attribute computed from its parameters (`weight` under a parametrization or the
+        legacy weight_norm), read (`forward` False) or computed by a call of the module.
+
+        A parametrization computes it again on every read, except inside `parametrize.cached()`,
+        where the first one is kept for the whole block; the legacy hooks compute it once when
+        applied and then in each forward, and a read hands out the last one."""
+        when, parametrization = next((w, p) for attr, w, p in module.weights if attr == name)
+        key = ("<opaque>", f"{text}.{name}") if text is not None else None
+        kept_here = when == "forward" or bool(self.cached_blocks)
+        if key is not None and kept_here and not (forward and when == "forward"):
+            kept = state.heap.get(key)  # type: ignore[call-overload]
+            if kept is not None and kept is not UNKNOWN:
+                if when == "read":
+                    # Handed out again by the block, the graph of its first computation.
+                    self.memoised.update((n, None) for n in kept.nodes)
+                if forward:
+                    # The module's call reads it: a read of the attribute the user would name.
+                    read = Read(Holder("attribute", key, key[1]), kept.nodes, node, self.statement(frame), None,
+                                kept.top, self.defs_of(Holder("attribute", key, key[1]), state, frame),
+                                tuple(frame.statements), frame.function)
+                    kept = replace(kept, via=(read,))
+                return kept
+        leaf = Value(Kind.TENSOR, grad=True)
+        method = self.method_of(parametrization.ref, "forward") \
+            if parametrization is not None and isinstance(parametrization.ref, ClassInfo) else None
+        if method is not None:
+            value = self.call_function(method, [(None, leaf)], {}, state, frame, parametrization, node)
+        else:
+            value = self.derive(node, [(None, leaf)], state, frame, source=True)
+        if key is not None and kept_here:
+            state.heap[key] = value  # type: ignore[index]
+            statement = self.statement(frame)
+            if statement is not None:
+                state.hdefs[key] = frozenset({statement})  # type: ignore[index]
+            if when == "read":
+                self.cached_blocks[-1].add(key)
+        return value
 
     # -- operations that build graph -----------------------------------------------------
 
@@ -820,6 +878,8 @@ def _shape(value: Value) -> str:
         return "tuple"
     if value.kind in (Kind.LIST, Kind.DICT):
         return "container"
+    if value.kind is Kind.DATA:
+        return "data"  # a batch of a dataset whose stored tensors carry a graph
     return "tensor"
 
 

@@ -73,6 +73,9 @@ class Conflict:
     condition: tuple[cst.CSTNode, bool] | None = None
     # The earlier backward whose `retain_graph=True` kept the failing graph alive (STEPPED).
     retained_by: CallInfo | None = None
+    # MEMOIZED by caching decorators (`functools.lru_cache`): each, with the decorator that
+    # would compute the same on every call ("" for none).
+    memoised: tuple[tuple[cst.Decorator, str], ...] = ()
 
 
 @dataclass(frozen=True)

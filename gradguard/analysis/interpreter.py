@@ -13,7 +13,9 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
+from gradguard.analysis.api import Cache
 from gradguard.analysis.conditions import (
     MAX_PARTS,
     Atom,
@@ -620,6 +622,7 @@ class Interpreter(Evaluator):
 
     def with_parts(self, statement: cst.With, state: State, frame: Frame) -> list[State]:
         previous = state.no_grad
+        caching = 0
         for item in statement.items:
             manager = item.item
             effect = self.grad_mode_of(manager, state, frame)
@@ -628,11 +631,23 @@ class Interpreter(Evaluator):
             else:
                 value = UNKNOWN
                 state.no_grad = effect
+            func = manager.func if isinstance(manager, cst.Call) else manager
+            name = self.qualified(func, state, frame)
+            fact = api.lookup(name) if name is not None else None
+            if fact is not None and fact.caches is Cache.BLOCK:
+                caching += 1
+                self.cached_blocks.append(set())
             if item.asname is not None:
                 self.assign(item.asname.name, value, state, frame, statement, manager)
-        parts = self.exec_parts(statement.body, state, frame, statement)
+        try:
+            parts = self.exec_parts(statement.body, state, frame, statement)
+        finally:
+            kept = set().union(*self.cached_blocks[len(self.cached_blocks) - caching:]) if caching else set()
+            del self.cached_blocks[len(self.cached_blocks) - caching:]
         for part in parts:
             part.no_grad = previous
+            for key in kept:  # what the block kept is computed again after it
+                part.heap.pop(key, None)  # type: ignore[call-overload]
         return parts
 
     def grad_mode_of(self, manager: cst.BaseExpression, state: State, frame: Frame) -> bool | None:
@@ -681,31 +696,52 @@ class Interpreter(Evaluator):
         info = self.functions.get(node)
         if info is None:
             outer = frame.function.qualname if frame.function else ""
-            info = FunctionInfo(node, f"{outer}.{node.name.value}" if outer else node.name.value,
-                                nested=frame.function is not None,
-                                no_grad=self.decorated_no_grad(node, frame))
+            info = self.function_info(node, f"{outer}.{node.name.value}" if outer else node.name.value,
+                                      frame.imports, nested=frame.function is not None)
             self.functions[node] = info
         self.store_name(node.name.value, Value(Kind.FUNCTION, ref=info), state, frame, node)
 
-    def decorated_no_grad(self, node: cst.FunctionDef, frame: Frame | None,
-                          imports: dict[str, str] | None = None) -> bool:
-        from gradguard.analysis.knowledge import NO_GRAD
-
-        if imports is None:
-            imports = frame.imports if frame is not None else self.imports
+    def function_info(self, node: cst.FunctionDef, qualname: str, imports: dict[str, str],
+                      **fields: object) -> FunctionInfo:
+        """A function of the program, with what its decorators' facts say about its calls."""
+        names: list[tuple[cst.Decorator, str]] = []
         for decorator in node.decorators:
             expr = decorator.decorator
             func = expr.func if isinstance(expr, cst.Call) else expr
             name = qualify(func, imports)
-            if name is not None and canonical(name) in NO_GRAD:
-                return True
-        return False
+            if name is not None:
+                names.append((decorator, canonical(name)))
+        known = [(d, f) for d, f in ((d, api.lookup(n)) for d, n in names) if f is not None]
+        found = [f for _, f in known]
+        return FunctionInfo(node, qualname, no_grad=any(name in K.NO_GRAD for _, name in names),
+                            memoised=tuple((d, f.uncached) for d, f in known if f.uncached is not None),
+                            accessor=any(f.accessor for f in found),
+                            kept=any(f.accessor and f.caches is Cache.ATTRIBUTES for f in found),
+                            **fields)  # type: ignore[arg-type]
 
     # -- calls of functions of this file ------------------------------------------------
 
     def call_function(self, info: FunctionInfo, args: list[tuple[cst.BaseExpression | None, Value]],
                       kwargs: dict[str, Value], state: State, frame: Frame,
                       self_value: Value | None, call: cst.CSTNode) -> Value:
+        """Call a function of the program: inlined, or its memoised result when a caching decorator
+        (`functools.lru_cache`) already holds one for arguments that hash by value (a tensor
+        argument hashes by identity: each new tensor is a new entry)."""
+        passed = [v for _, v in args] + list(kwargs.values())
+        if not info.memoised or any(v.nodes or v.kind is Kind.TENSOR for v in passed):
+            return self.inline_call(info, args, kwargs, state, frame, self_value, call)
+        key = ("<memo>", info.qualname)
+        kept = state.heap.get(key)  # type: ignore[call-overload]
+        if kept is not None and kept is not UNKNOWN:
+            self.memoised.update((node, info) for node in kept.nodes)
+            return kept
+        result = self.inline_call(info, args, kwargs, state, frame, self_value, call)
+        state.heap[key] = result  # type: ignore[index]
+        return result
+
+    def inline_call(self, info: FunctionInfo, args: list[tuple[cst.BaseExpression | None, Value]],
+                    kwargs: dict[str, Value], state: State, frame: Frame,
+                    self_value: Value | None, call: cst.CSTNode) -> Value:
         """Inline a call: run the function's body with the argument values bound to its parameters."""
         if frame.depth >= self.max_depth or any(info is f for f in self.active):
             return UNKNOWN
@@ -749,6 +785,9 @@ class Interpreter(Evaluator):
         self.active.append(info)
         try:
             if isinstance(node, cst.Lambda):
+                # A lambda's body is one expression: what it stores (`feats.append(o)` in a hook)
+                # is stored by the lambda itself.
+                callee.statements.append((node, node))
                 result = self.eval(node.body, state, callee)
                 callee.return_values.append(result)
                 callee.returns.append(state.copy())
@@ -781,6 +820,12 @@ class Interpreter(Evaluator):
                     label: str | None) -> Value:
         """`Cls(...)`: a new abstract instance, with `__init__` run on it."""
         instance = Value(Kind.INSTANCE, ref=info, label=label)
+        for method in info.methods.values():
+            # A new object starts with empty caches (attributes are kept per class, not per object).
+            if method.memoised:
+                state.heap.pop(("<memo>", method.qualname), None)  # type: ignore[call-overload]
+                if method.kept:
+                    state.heap.pop((info.key, method.node.name.value), None)  # type: ignore[union-attr, call-overload]
         init = self.method_of(info, "__init__")
         if init is not None:
             self.call_function(init, args, kwargs, state, frame, instance, call)
@@ -804,7 +849,7 @@ class Interpreter(Evaluator):
     def element_of(self, iterable: Value) -> Value:
         """The value of one element when iterating over `iterable`."""
         if iterable.kind is Kind.DATA:
-            return DATA
+            return iterable
         if iterable.label is not None and iterable.label.startswith("params:"):
             return Value(Kind.TENSOR, grad=True, label=iterable.label)
         if isinstance(iterable.ref, Value) and iterable.ref.kind is Kind.INSTANCE:

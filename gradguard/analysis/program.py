@@ -55,8 +55,8 @@ class Program(Interpreter):
         imports = source.imports if source is not None else self.imports
         for statement in body:
             if isinstance(statement, cst.FunctionDef):
-                info = FunctionInfo(statement, f"{prefix}{statement.name.value}", owner=owner,
-                                    no_grad=self.decorated_no_grad(statement, None, imports), module=source)
+                info = self.function_info(statement, f"{prefix}{statement.name.value}", imports,
+                                          owner=owner, module=source)
                 self.functions[statement] = info
                 if owner is not None:
                     owner.methods[statement.name.value] = info

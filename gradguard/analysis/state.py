@@ -324,6 +324,12 @@ class FunctionInfo:
     nested: bool = False
     no_grad: bool = False  # decorated with @torch.no_grad()
     module: ModuleInfo | None = None  # the project module it is defined in; None: the linted file
+    # What its decorators' facts say: its results are memoised across calls (`lru_cache`); it runs
+    # when its attribute is read (`property`), and then is kept on the instance (`cached_property`).
+    # The decorators that memoise, each with the one that would not ("" for none).
+    memoised: tuple[tuple[cst.Decorator, str], ...] = ()
+    accessor: bool = False
+    kept: bool = False
 
 
 @dataclass

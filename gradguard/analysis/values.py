@@ -95,6 +95,9 @@ class Value:
     # the items, whether any item held a graph there (a reward never does); `()` for a list that
     # holds no item yet, None when the items are not all tuples of one length, or not known.
     item_shape: tuple[bool, ...] | None = None
+    # For a module: attributes computed from its parameters (`weight` under a parametrization or
+    # the legacy weight_norm): (name, "read" or "forward", the parametrization module or None).
+    weights: tuple[tuple[str, str, Any], ...] = ()
 
     @property
     def carries_graph(self) -> bool:
@@ -113,6 +116,16 @@ DATA = Value(Kind.DATA)
 FRESH = Value(Kind.TENSOR)
 # Values shared by every holder of "something the model knows nothing more about".
 SHARED = (UNKNOWN, NONE, SCALAR, DATA, FRESH)
+
+
+def data_with(values: list[Value]) -> Value:
+    """A dataset, loader or batch made from `values`: it hands out what it stores as given, so the
+    graphs they carry (labels computed by a model that requires grad) ride along with every batch."""
+    nodes = frozenset().union(*(v.nodes for v in values)) if values else frozenset()
+    if not nodes:
+        return DATA
+    top = frozenset().union(*(v.top for v in values))
+    return Value(Kind.DATA, nodes, top)
 
 
 def cut(value: Value) -> Value:
@@ -147,6 +160,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         maybe_none=a.maybe_none or b.maybe_none or a.kind is Kind.NONE or b.kind is Kind.NONE,
         keys=a.keys if elems is not None else None,
         item_shape=join_shapes(a, b),
+        weights=a.weights + tuple(w for w in b.weights if w not in a.weights),
     )
 
 

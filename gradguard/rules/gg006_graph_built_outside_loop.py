@@ -29,6 +29,8 @@ def _single_assignment(statement: cst.CSTNode) -> bool:
 
 
 def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
+    if conflict.memoised:
+        return _unmemoise(facts, conflict.memoised), "Compute `{carrier}` on every call instead of caching it"
     carrier = conflict.carrier
     if carrier is None:
         return [], None
@@ -44,6 +46,11 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
             return [_unguard(facts, guard)], "Recompute `{carrier}` on every call instead of caching it"
         return [], None
     loop = conflict.loop
+    if isinstance(loop, (cst.For, cst.While)) and any(read.shape == "data" for read in carrier.reads):
+        # The loop never reads it by name, only through what was built from it (a dataset of
+        # labels a model computed): it is data, so it is built without a graph at its source.
+        value = definition.body[0].value  # type: ignore[attr-defined]
+        return [codemods.replace_node(facts, value, codemods.detached(facts, value))], None
     if isinstance(loop, (cst.For, cst.While)) and facts.parent(definition) is facts.parent(loop) \
             and not codemods.used_between(facts, definition, loop, carrier.holder.text):
         first = codemods.first_statement(loop.body)
@@ -90,6 +97,22 @@ def _for_entry(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) ->
     if len(owners) != 1:
         return None
     return codemods.renamed(definition, receiver, owners.pop())
+
+
+def _unmemoise(facts: FileFacts, decorators: tuple[tuple[cst.Decorator, str], ...]) -> list[Edit]:
+    """Replace each caching decorator by the one that does not cache, or remove it: each call (or
+    read) computes its result again, from the parameters as they are now. None when a decorator
+    shares its line with other code."""
+    edits = []
+    for decorator, uncached in decorators:
+        span = facts.span(decorator)
+        line = facts.lines[span.start.row - 1]
+        if span.start.row != span.end.row or not line.strip().startswith("@"):
+            return []
+        indent = line[: len(line) - len(line.lstrip())]
+        text = f"{indent}@{uncached}{facts.newline()}" if uncached else ""
+        edits.append(Edit(Span(Location(span.start.row, 1), Location(span.start.row + 1, 1)), text))
+    return edits
 
 
 def _assigns_none(statement: cst.CSTNode) -> bool:

@@ -129,6 +129,14 @@ class Fact:
     # or "children" (the modules it holds).
     submodules: str | None = None
     attribute_test: bool = False  # `hasattr(obj, name)`: whether the object has that attribute
+    accessor: bool = False  # a decorator whose method runs when its attribute is read (`property`)
+    # The call makes an attribute of its module argument (named by its second argument or `name=`,
+    # "weight" by default) computed from parameters: "read" (again on each read: parametrizations)
+    # or "forward" (once at the call, then by each forward: the legacy weight_norm hooks);
+    # "removed": a plain parameter again.
+    computes: str | None = None
+    # A caching decorator: the decorator that does the same without caching ("" for none at all).
+    uncached: str | None = None
     evidence: bool = False  # a method only a module has: the receiver is a module
     source: str = "hand"  # "hand", "torch" (generated from the installed torch) or "config"
 

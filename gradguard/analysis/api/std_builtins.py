@@ -16,4 +16,6 @@ FACTS: tuple[Fact, ...] = (
     Fact("hasattr", returns=Returns.VALUE, attribute_test=True),
     *facts(("print", "logging.info", "logging.debug", "logging.warning"), returns=Returns.NONE),
     *facts(("range", "iter", "open"), returns=Returns.DATA),
+    # A property's method runs on every read of its attribute.
+    Fact("property", returns=Returns.FUNCTION, accessor=True),
 )
