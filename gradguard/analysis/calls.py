@@ -242,6 +242,12 @@ class CallEvaluation:
             if values and all(v.kind is Kind.DATA for v in values):
                 return data_with(values)
             via = tuple(self.reads_of(args, state, frame, None))
+            elements = [self.element_of(v) for v in values] if name in ("zip", "enumerate") else []
+            if any(e.kind in (Kind.MODULE, Kind.INSTANCE) for e in elements):
+                # `enumerate(self.layers)`: each item a tuple of what the iterables hold, modules kept.
+                item = Value(Kind.TUPLE, elems=(SCALAR, *elements) if name == "enumerate" else tuple(elements))
+                merged = self.container_of(Kind.LIST, elements)
+                return replace(merged, ref=item, via=via or merged.via)
             if name in ("list", "tuple") and values and values[0].kind in (Kind.LIST, Kind.TUPLE):
                 merged = replace(values[0], kind=Kind.LIST if name == "list" else Kind.TUPLE)
             else:

@@ -831,6 +831,20 @@ class Interpreter(Evaluator):
             self.call_function(init, args, kwargs, state, frame, instance, call)
         return instance
 
+    def is_module_container(self, info: ClassInfo) -> bool:
+        """Whether a class of the program is (derives from) a container of modules (`nn.Sequential`)."""
+        seen: set[str] = set()
+        pending = [info]
+        while pending:
+            current = pending.pop(0)
+            if current.name in seen:
+                continue
+            seen.add(current.name)
+            if any(base in K.ITERATED_MODULE_CONTAINERS for base in current.bases):
+                return True
+            pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
+        return False
+
     def method_of(self, info: ClassInfo, name: str) -> FunctionInfo | None:
         """A method of a class of this file, looked up through its in-file base classes."""
         seen: set[str] = set()
@@ -852,8 +866,14 @@ class Interpreter(Evaluator):
             return iterable
         if iterable.label is not None and iterable.label.startswith("params:"):
             return Value(Kind.TENSOR, grad=True, label=iterable.label)
-        if isinstance(iterable.ref, Value) and iterable.ref.kind is Kind.INSTANCE:
+        if isinstance(iterable.ref, Value) and (iterable.ref.kind is Kind.INSTANCE or (
+                iterable.kind is Kind.LIST and iterable.ref.kind is Kind.TUPLE)):
             return iterable.ref
+        if iterable.kind is Kind.MODULE and iterable.qual in K.ITERATED_MODULE_CONTAINERS or (
+                iterable.kind is Kind.INSTANCE and isinstance(iterable.ref, ClassInfo)
+                and self.is_module_container(iterable.ref)):
+            # One of the modules a ModuleList / Sequential holds: which one is not known.
+            return Value(Kind.MODULE)
         if iterable.elems is not None and iterable.elems:
             result: Value | None = None
             for element in iterable.elems:

@@ -108,6 +108,8 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "ALL_SUBMODULE_METHODS": lambda: _names(lambda f: f.submodules == "all", Receiver.MODULE),
     # Containers of modules: iterating or indexing them gives the modules back.
     "MODULE_CONTAINERS": lambda: _names(lambda f: f.container),
+    # Containers whose iteration gives the modules they hold (`for layer in self.layers:`).
+    "ITERATED_MODULE_CONTAINERS": lambda: _names(lambda f: f.container and f.submodules == "items"),
     # Tensor methods that make a fresh tensor (no graph) shaped or typed like the receiver.
     "FRESH_METHODS": lambda: _names(lambda f: f.returns is Returns.FRESH and f.source != "torch", Receiver.TENSOR),
     # Operations whose backward needs no saved tensor: backward-ing through them a second time works,

@@ -126,7 +126,7 @@ class Fact:
     parameterless: bool = False  # with Returns.MODULE: calling it only combines its inputs
     container: bool = False  # with Returns.MODULE: holds modules (`ModuleList`)
     # A module's method iterating its submodules: "all" (itself and every module below, `modules()`)
-    # or "children" (the modules it holds).
+    # or "children" (the modules it holds); on a container class, "items": iterating it gives them.
     submodules: str | None = None
     attribute_test: bool = False  # `hasattr(obj, name)`: whether the object has that attribute
     accessor: bool = False  # a decorator whose method runs when its attribute is read (`property`)

@@ -20,7 +20,9 @@ FACTS: tuple[Fact, ...] = (
     # Cells return the new state itself: `(h, c)` for an LSTM cell, `h` for the others.
     Fact("torch.nn.LSTMCell", returns=Returns.MODULE, state="cell-tuple"),
     *prefixed("torch.nn.", ("GRUCell", "RNNCell"), returns=Returns.MODULE, state="cell-tensor"),
-    *prefixed("torch.nn.", ("ModuleList", "ModuleDict", "Sequential"), returns=Returns.MODULE, container=True),
+    # Iterating a ModuleList or a Sequential gives its modules; a ModuleDict gives its keys.
+    *prefixed("torch.nn.", ("ModuleList", "Sequential"), returns=Returns.MODULE, container=True, submodules="items"),
+    Fact("torch.nn.ModuleDict", returns=Returns.MODULE, container=True),
     *facts(("torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
             "torch.nn.parallel.DataParallel"), returns=Returns.ARGUMENT),
     # Methods that return the module itself (`model = Net().to(device)`).
