@@ -1019,3 +1019,75 @@ def test_a_log_is_a_loss_of_the_same_function_appended_in_every_iteration() -> N
     """)
     assert [code for _, code in _codes(buffer.replace("GUARD", "if step == 0:"))] == []
     assert [code for _, code in _codes(buffer.replace("GUARD", "if step >= 0:"))] == ["GG010"]
+
+
+# -- containers of modules ------------------------------------------------------------------------
+
+_STACKED = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = {container}
+
+    def forward(self, x, h):
+        {loop}
+            x = torch.tanh(layer(x) + h)
+        return x, x
+
+
+net = Net()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+h = torch.zeros(2, 4)
+for step in range(3):
+    out, h = net(torch.randn(2, 4), h)
+    loss = out.pow(2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize("container", ["nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])",
+                                       "nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4))"])
+@pytest.mark.parametrize("loop", ["for layer in self.layers:", "for i, layer in enumerate(self.layers):",
+                                  "for layer, k in zip(self.layers, range(3)):"])
+def test_the_modules_a_container_holds_build_graph_when_iterated(container: str, loop: str) -> None:
+    found = analyze(_program(_STACKED.format(container=container, loop=loop)))
+    assert [(d.code, d.span.start.row) for d in found] == [("GG003", 23)]
+
+
+def test_a_class_derived_from_sequential_iterates_its_modules() -> None:
+    source = _program("""
+        class Stateful(nn.Sequential):
+            def forward(self, x, h):
+                for layer in self:
+                    x = torch.tanh(layer(x) + h)
+                return x, x
+
+
+        net = Stateful(nn.Linear(4, 4), nn.Linear(4, 4))
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        h = torch.zeros(2, 4)
+        for step in range(3):
+            out, h = net(torch.randn(2, 4), h)
+            loss = out.pow(2).sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    """)
+    assert [(d.code, d.span.start.row) for d in analyze(source)] == [("GG003", 19)]
+
+
+def test_a_module_dict_iterates_its_keys_not_modules() -> None:
+    source = _program("""
+        heads = nn.ModuleDict({"a": nn.Linear(4, 4), "b": nn.Linear(4, 4)})
+        opt = torch.optim.SGD(heads.parameters(), lr=0.1)
+        for step in range(3):
+            total = 0.0
+            for name in heads:
+                total = total + heads[name](torch.randn(2, 4)).sum() * len(name)
+            opt.zero_grad()
+            total.backward()
+            opt.step()
+    """)
+    assert [d for d in analyze(source) if d.severity.name == "ERROR"] == []
