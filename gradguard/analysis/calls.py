@@ -9,7 +9,7 @@ import libcst as cst
 from gradguard.analysis import knowledge as K
 from gradguard.analysis import api
 from gradguard.analysis.api import Fact, Returns, parametrize
-from gradguard.analysis.names import canonical, dotted, qualify
+from gradguard.analysis.names import canonical, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import (
@@ -46,7 +46,7 @@ class CallEvaluation:
             return self.eval_known_call(call, name, state, frame)
         callee = self.eval(func, state, frame)
         args, kwargs = self.eval_args(call, state, frame)
-        return self.call_value(call, callee, dotted(func), args, kwargs, state, frame)
+        return self.call_value(call, callee, indexed(func), args, kwargs, state, frame)
 
     def declared_fact(self, func: cst.BaseExpression, state: State,
                       frame: Frame) -> tuple[Fact | None, Value | None]:
@@ -386,7 +386,7 @@ class CallEvaluation:
         first = call.args[0].value
         if isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute) \
                 and first.func.attr.value in ("parameters", "named_parameters"):
-            return dotted(first.func.value)
+            return indexed(first.func.value)
         return None
 
     def eval_method_call(self, call: cst.Call, func: cst.Attribute, state: State, frame: Frame) -> Value:

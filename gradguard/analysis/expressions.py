@@ -564,7 +564,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return base.elems[index]
         member = self.member_of(base) if base.kind in (Kind.MODULE, Kind.LIST) else None
         if member is not None:
-            return member if index is not None else replace(base, label=None)
+            # A list built of instances of one class (`self.q_nets.append(Mlp(...))`): any item is one.
+            return member if index is not None or base.kind is Kind.LIST else replace(base, label=None)
+        if base.kind is Kind.LIST and isinstance(base.ref, Value) and base.ref.kind in (Kind.OPTIMIZER, Kind.MODULE):
+            return base.ref  # `self.q_optimizers[i]`
         if base.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT):
             return self.element_from(expr.value, base, state, frame)
         if base.kind is Kind.DATA:
@@ -859,8 +862,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
         """A container after a value was added to it (`append`, `+=`, `d[k] = v`)."""
         kind = container.kind if container.kind in (Kind.LIST, Kind.DICT, Kind.TUPLE) else Kind.LIST
         shape = add_item_shape(container, item) if kind is Kind.LIST else None
+        # A list of optimizers (or modules) built by appending one per network: its items are known.
+        first = kind is Kind.LIST and container.ref is None and container.item_shape == ()
+        same = isinstance(container.ref, Value) and container.ref.kind is item.kind
+        ref = item if item.kind in (Kind.OPTIMIZER, Kind.INSTANCE, Kind.MODULE) and (first or same) else None
         return Value(kind, container.nodes | item.nodes, container.top | item.top,
-                     container.grad or item.grad, item_shape=shape)
+                     container.grad or item.grad, item_shape=shape, ref=ref)
 
 _CONTAINERS = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT})
 

@@ -867,7 +867,7 @@ class Interpreter(Evaluator):
         if iterable.label is not None and iterable.label.startswith("params:"):
             return Value(Kind.TENSOR, grad=True, label=iterable.label)
         if isinstance(iterable.ref, Value) and (iterable.ref.kind is Kind.INSTANCE or (
-                iterable.kind is Kind.LIST and iterable.ref.kind is Kind.TUPLE)):
+                iterable.kind is Kind.LIST and iterable.ref.kind in (Kind.TUPLE, Kind.OPTIMIZER, Kind.MODULE))):
             return iterable.ref
         if iterable.kind is Kind.MODULE and iterable.qual in K.ITERATED_MODULE_CONTAINERS or (
                 iterable.kind is Kind.INSTANCE and isinstance(iterable.ref, ClassInfo)

@@ -21,6 +21,15 @@ def dotted(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def indexed(expr: cst.BaseExpression) -> str | None:
+    """`dotted`, or `self.q_nets[]` for an item of a dotted container (`self.q_nets[i]`): the
+    items of one list of modules are told apart by no index."""
+    if isinstance(expr, cst.Subscript):
+        base = dotted(expr.value)
+        return f"{base}[]" if base is not None else None
+    return dotted(expr)
+
+
 def _module_name(node: cst.BaseExpression) -> str:
     name = dotted(node)
     return name or ""

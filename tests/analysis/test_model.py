@@ -1091,3 +1091,51 @@ def test_a_module_dict_iterates_its_keys_not_modules() -> None:
             opt.step()
     """)
     assert [d for d in analyze(source) if d.severity.name == "ERROR"] == []
+
+
+def test_a_list_of_optimizers_steps_the_list_of_networks_it_was_built_over() -> None:
+    """REDQ-style ensembles: `self.q_opts.append(Adam(self.q_nets[i].parameters()))`; stepping
+    every Q optimizer changes in place the weights the policy loss saved through `self.q_nets[i]`."""
+    source = _program("""
+        class Mlp(nn.Module):
+            def __init__(self, i, o):
+                super().__init__()
+                self.net = nn.Sequential(nn.Linear(i, 16), nn.ReLU(), nn.Linear(16, o))
+
+            def forward(self, x):
+                return self.net(x)
+
+
+        class Agent:
+            def __init__(self, num_q=2):
+                self.num_q = num_q
+                self.policy = Mlp(3, 1)
+                self.q_nets = []
+                self.q_opts = []
+                for q_i in range(num_q):
+                    self.q_nets.append(Mlp(4, 1))
+                    self.q_opts.append(torch.optim.Adam(self.q_nets[q_i].parameters(), lr=1e-3))
+                self.pi_opt = torch.optim.Adam(self.policy.parameters(), lr=1e-3)
+
+            def train(self, obs, act, target):
+                q_loss = sum((self.q_nets[i](torch.cat([obs, act], 1)) - target).pow(2).mean()
+                             for i in range(self.num_q))
+                a = self.policy(obs)
+                pi_loss = -torch.cat([self.q_nets[i](torch.cat([obs, a], 1)) for i in range(self.num_q)], 1).mean()
+                for i in range(self.num_q):
+                    self.q_opts[i].zero_grad()
+                q_loss.backward()
+                for {loop}:
+                    {step}
+                self.pi_opt.zero_grad()
+                pi_loss.backward()
+                self.pi_opt.step()
+
+
+        agent = Agent()
+        for step in range(3):
+            agent.train(torch.randn(8, 3), torch.randn(8, 1), torch.randn(8, 1))
+    """)
+    for loop, step in (("i in range(self.num_q)", "self.q_opts[i].step()"), ("opt in self.q_opts", "opt.step()")):
+        found = analyze(source.replace("{loop}", loop).replace("{step}", step))
+        assert [(d.code, d.span.start.row) for d in found] == [("GG011", 36)], loop
