@@ -234,13 +234,17 @@ class CallEvaluation:
             return self.with_computed_weight(call, fact.computes, args, kwargs, state)
         if name in K.DATA_FUNCTIONS:
             fact = api.lookup(name)
-            stored: Args = [*args, *((None, v) for v in kwargs.values())] if fact is not None and fact.stores else []
+            operands_: Args = [*args, *((None, v) for v in kwargs.values())]
+            # A dataset stores what it is given; `iter(loader)` hands out what the loader holds.
+            stored = operands_ if fact is not None and fact.stores else [(e, v) for e, v in operands_
+                                                                         if v.kind is Kind.DATA]
             data = data_with([v for _, v in stored])
             return replace(data, via=tuple(self.reads_of(stored, state, frame, None))) if data.nodes else data
         if name in ("zip", "reversed", "list", "tuple", "sorted", "iter", "next", "set", "dict", "enumerate"):
             values = [v for _, v in args]
             if values and all(v.kind is Kind.DATA for v in values):
-                return data_with(values)
+                data = data_with(values)
+                return replace(data, via=tuple(self.reads_of(args, state, frame, None))) if data.nodes else data
             via = tuple(self.reads_of(args, state, frame, None))
             elements = [self.element_of(v) for v in values] if name in ("zip", "enumerate") else []
             if any(e.kind in (Kind.MODULE, Kind.INSTANCE) for e in elements):

@@ -156,6 +156,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         updates = [_self_update(d, read.holder.text) for d in read.defs]
         carrier = Carrier(read.holder, tuple(read.defs), tuple(b.read for b in boundary), first_reads,
                           is_tuple=read.shape == "tuple", is_container=read.shape == "container",
+                          is_data=read.shape == "data",
                           maybe_none=read.maybe_none or read.holder.key in program.none_assigned,
                           self_update=any(u for u, _ in updates), augmented=any(a for _, a in updates))
     elif failing.root_node is not None:

@@ -797,6 +797,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
             passed_read, passed_value = frame.param_reads[holder.key[0]]
             if value is passed_value:
                 return passed_read  # type: ignore[return-value]
+        if value.kind is Kind.DATA and value.via:
+            return value.via[0]  # a loader passed on: what it was built from carries the graph
         return None
 
     def saves_tensors(self, node: cst.CSTNode, state: State, frame: Frame) -> bool:

@@ -48,6 +48,7 @@ class Carrier:
     maybe_none: bool = False
     self_update: bool = False  # its new value is computed from its old one (h = f(h), acc += x)
     augmented: bool = False  # updated with `+=` / `x = x + ...`
+    is_data: bool = False  # a dataset, loader or batch (what it holds carries the graph)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
         return [], None
     loop = conflict.loop
     if isinstance(loop, (cst.For, cst.While)) and any(read.shape == "data" for read in carrier.reads):
+        if carrier.is_data:
+            return [], _AT_SOURCE  # the loader itself: the tensor it was built from is what to detach
         # The loop never reads it by name, only through what was built from it (a dataset of
         # labels a model computed): it is data, so it is built without a graph at its source.
         value = definition.body[0].value  # type: ignore[attr-defined]
@@ -74,6 +76,7 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
 
 
 _BY_HAND = "Compute `{carrier}` inside the loop, from values bound there"
+_AT_SOURCE = "Build the tensors `{carrier}` holds without a graph (`.detach()` or `torch.no_grad()` where they are computed)"
 
 
 def _for_entry(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) -> cst.CSTNode | None:

@@ -59,19 +59,10 @@ OPEN = {
                                "GG006 computed once",
     "ok_weight_norm_read_after_forward": "legacy weight_norm attributes read after the forward in a "
                                          "loop over `model.blocks` are reported as GG002",
-    "tensor_dataset_of_model_outputs__while_loops": "a batch taken by `next(iter(loader))` in a "
-                                                    "`while True` loop is not seen to carry the "
-                                                    "dataset's graph",
 }
 OPEN_FIX = {
     "hook_lambda_appends": "no finding (OPEN), so no fix",
     "distribution_built_once": "no GG006 finding (OPEN), so no fix",
-    "tensor_dataset_of_model_outputs__while_loops": "no finding (OPEN), so no fix",
-    "tensor_dataset_of_model_outputs__in_train_function": "the detach is put on the DataLoader "
-                                                          "(`DataLoader(...).detach()`): "
-                                                          "AttributeError",
-    "tensor_dataset_of_model_outputs__backward_under_if": "the finding names the batch `yb`, not "
-                                                          "`soft_labels`, and offers no fix",
 }
 _EXPECT = re.compile(r"#\s*expect:\s*(GG\d{3})")
 
