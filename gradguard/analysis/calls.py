@@ -129,11 +129,15 @@ class CallEvaluation:
                 if label is not None and result.nodes:
                     result = replace(result, label=label)
                 return self.run_hooks(call, callee, args, result, state, frame)
+        if callee.kind is Kind.MODULE and callee.qual in K.ITERATED_MODULE_CONTAINERS \
+                and isinstance(callee.ref, Value) and callee.ref.kind is Kind.INSTANCE:
+            # `nn.Sequential(Block(), Block())(x)`: each of its modules' forward runs (one stands for all).
+            return self.call_value(call, callee.ref, label, args, kwargs, state, frame)
         operands: Args = [*args, *((None, v) for v in kwargs.values())]
         if callee.kind is Kind.MODULE and callee.weights:
             # Its forward reads (and the legacy hooks first recompute) its computed weights.
             operands += [(None, self.module_weight(callee, label, attr, call.func, state, frame, forward=True))
-                         for attr, _, _ in callee.weights]
+                         for attr, *_ in callee.weights]
         is_module = callee.kind is Kind.MODULE or (callee.kind is Kind.INSTANCE)
         if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or self.is_frozen(label, state) \
                 or (is_module and self.frozen_depth > 0):
@@ -307,7 +311,8 @@ class CallEvaluation:
         parametrization = next((v for _, v in args[2:] if v.kind in (Kind.INSTANCE, Kind.MODULE)),
                                next((v for v in kwargs.values() if v.kind in (Kind.INSTANCE, Kind.MODULE)), None))
         kept = tuple(w for w in module.weights if w[0] != name)
-        updated = replace(module, weights=kept if when == "removed" else (*kept, (name, when, parametrization)))
+        made = (name, when, parametrization, self.site(call))
+        updated = replace(module, weights=kept if when == "removed" else (*kept, made))
         state.replace_everywhere(module, updated)  # registered in place on the module
         return updated
 

@@ -614,8 +614,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         name = expr.attr.value
         if isinstance(owner.ref, ModuleInfo):
             return self.module_attribute(owner.ref, name) or UNKNOWN
-        if owner.kind is Kind.MODULE and any(attr == name for attr, _, _ in owner.weights):
-            return self.module_weight(owner, dotted(expr.value), name, expr, state, frame, forward=False)
+        if owner.kind is Kind.MODULE and any(attr == name for attr, *_ in owner.weights):
+            return self.module_weight(owner, dotted(expr.value) or self.code_of(expr.value), name, expr, state,
+                                      frame, forward=False)
         if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
             value = state.heap.get((owner.ref.key, name))
             if value is not None:
@@ -667,20 +668,21 @@ class Evaluator(CallEvaluation, AutogradEvents):
         A parametrization computes it again on every read, except inside `parametrize.cached()`,
         where the first one is kept for the whole block; the legacy hooks compute it once when
         applied and then in each forward, and a read hands out the last one."""
-        when, parametrization = next((w, p) for attr, w, p in module.weights if attr == name)
-        key = ("<opaque>", f"{text}.{name}") if text is not None else None
+        when, parametrization, made = next((w, p, m) for attr, w, p, m in module.weights if attr == name)
+        key = ("<weights>", f"{made}.{name}")
+        shown = f"{text}.{name}" if text is not None else name
         kept_here = when == "forward" or bool(self.cached_blocks)
-        if key is not None and kept_here and not (forward and when == "forward"):
+        if kept_here and not (forward and when == "forward"):
             kept = state.heap.get(key)  # type: ignore[call-overload]
             if kept is not None and kept is not UNKNOWN:
                 if when == "read":
                     # Handed out again by the block, the graph of its first computation.
                     self.memoised.update((n, None) for n in kept.nodes)
-                if forward:
-                    # The module's call reads it: a read of the attribute the user would name.
-                    read = Read(Holder("attribute", key, key[1]), kept.nodes, node, self.statement(frame), None,
-                                kept.top, self.defs_of(Holder("attribute", key, key[1]), state, frame),
-                                tuple(frame.statements), frame.function)
+                if kept.nodes:
+                    # Where it was kept (the module's call reads it too): a read the user would name.
+                    holder = Holder("attribute", key, shown)
+                    read = Read(holder, kept.nodes, node, self.statement(frame), None, kept.top,
+                                self.defs_of(holder, state, frame), tuple(frame.statements), frame.function)
                     kept = replace(kept, via=(read,))
                 return kept
         leaf = Value(Kind.TENSOR, grad=True)
@@ -690,7 +692,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             value = self.call_function(method, [(None, leaf)], {}, state, frame, parametrization, node)
         else:
             value = self.derive(node, [(None, leaf)], state, frame, source=True)
-        if key is not None and kept_here:
+        if kept_here:
             state.heap[key] = value  # type: ignore[index]
             statement = self.statement(frame)
             if statement is not None:

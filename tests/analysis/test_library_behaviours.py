@@ -51,14 +51,9 @@ OPEN = {
     "hook_lambda_appends": "a forward hook registered in a loop over a container's layers "
                            "(`for layer in model.body: layer.register_forward_hook(...)`) is not seen "
                            "to append to `activations` (over `model.modules()` it is)",
-    "weight_norm_read_before_forward": "the legacy weight_norm attribute of a layer inside nested "
-                                       "modules (`model.blocks[0].conv.weight`) is not known to be "
-                                       "the previous forward's until this step's forward",
     "distribution_built_once": "a distribution built by a model method before the loop "
                                "(`posterior = model.posterior()`) is reported as GG002, not as "
                                "GG006 computed once",
-    "ok_weight_norm_read_after_forward": "legacy weight_norm attributes read after the forward in a "
-                                         "loop over `model.blocks` are reported as GG002",
 }
 OPEN_FIX = {
     "hook_lambda_appends": "no finding (OPEN), so no fix",
