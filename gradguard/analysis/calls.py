@@ -542,7 +542,10 @@ class CallEvaluation:
             if args:
                 hooks = state.heap.get(("<hooks>", "forward"))
                 existing = hooks.elems if hooks is not None and hooks.elems is not None else ()
-                state.heap[("<hooks>", "forward")] = Value(Kind.TUPLE, elems=(*existing, args[0][1]))
+                hook = args[0][1]
+                if not any(h is hook or (h.ref is not None and h.ref is hook.ref) for h in existing):
+                    # One registration stands for all of the same function (a loop over layers).
+                    state.heap[("<hooks>", "forward")] = Value(Kind.TUPLE, elems=(*existing, hook))
             return UNKNOWN
         if method == "sample" and receiver.qual and receiver.qual.startswith(K.DISTRIBUTION_PREFIX):
             self.eval_args(call, state, frame)

@@ -48,15 +48,11 @@ BY_HAND = {
 # learns it. OPEN: the finding test (a marked line missed or given another rule, or a finding in a
 # correct program); OPEN_FIX: the automatic-fix test.
 OPEN = {
-    "hook_lambda_appends": "a forward hook registered in a loop over a container's layers "
-                           "(`for layer in model.body: layer.register_forward_hook(...)`) is not seen "
-                           "to append to `activations` (over `model.modules()` it is)",
     "distribution_built_once": "a distribution built by a model method before the loop "
                                "(`posterior = model.posterior()`) is reported as GG002, not as "
                                "GG006 computed once",
 }
 OPEN_FIX = {
-    "hook_lambda_appends": "no finding (OPEN), so no fix",
     "distribution_built_once": "no GG006 finding (OPEN), so no fix",
 }
 _EXPECT = re.compile(r"#\s*expect:\s*(GG\d{3})")
