@@ -130,7 +130,8 @@ def _mentions(expr: cst.CSTNode, holder_text: str) -> bool:
             if _text(node) == holder_text:
                 found = True
                 return False
-            return True
+            node.value.visit(self)  # the attribute's own name (`model.posterior`) is no read of it
+            return False
 
     expr.visit(Finder())
     return found

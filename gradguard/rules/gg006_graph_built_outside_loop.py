@@ -72,7 +72,21 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
     if statement is None:
         return [], _BY_HAND
     lines = codemods.statement_text(facts, statement)
-    return [codemods.insert_before(facts, conflict.entry_statement, lines)], None
+    return [codemods.insert_before(facts, _first_read(facts, conflict), lines)], None
+
+
+def _first_read(facts: FileFacts, conflict: Conflict) -> cst.CSTNode:
+    """The first statement of the entry's block that reads the carrier: recomputed later, the
+    reads above it would still get the stale value."""
+    entry = conflict.entry_statement
+    assert entry is not None and conflict.carrier is not None
+    block = facts.parent(entry)
+    for statement in getattr(block, "body", ()):
+        if statement is entry:
+            break
+        if codemods.reads_name(statement, conflict.carrier.holder.text):
+            return statement
+    return entry
 
 
 _BY_HAND = "Compute `{carrier}` inside the loop, from values bound there"

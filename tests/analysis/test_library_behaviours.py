@@ -48,12 +48,8 @@ BY_HAND = {
 # learns it. OPEN: the finding test (a marked line missed or given another rule, or a finding in a
 # correct program); OPEN_FIX: the automatic-fix test.
 OPEN = {
-    "distribution_built_once": "a distribution built by a model method before the loop "
-                               "(`posterior = model.posterior()`) is reported as GG002, not as "
-                               "GG006 computed once",
 }
 OPEN_FIX = {
-    "distribution_built_once": "no GG006 finding (OPEN), so no fix",
 }
 _EXPECT = re.compile(r"#\s*expect:\s*(GG\d{3})")
 
