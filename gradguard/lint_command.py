@@ -125,6 +125,7 @@ def report(
             for outcome in outcomes:
                 if outcome.diff:
                     out.write(outcome.diff)
+            out.flush()  # the diff comes before the summary on stderr, even through one pipe
         for error in errors:
             click.echo(error_line(error, cwd), err=True)
         if not options.quiet:
