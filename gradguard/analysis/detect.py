@@ -166,6 +166,12 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
             carrier = Carrier(holder, (), (), ())
 
     state_like = carrier is not None and (carrier.self_update or carrier.is_container)
+    if state_like and before_loop is not None and carrier is not None and not carrier.is_container and not any(
+            _self_update(d, carrier.holder.text)[0] and _within(program, facts, d, before_loop)
+            for d in carrier.assignments):
+        # Updated from its old value only before the loop (`self.reg_loss = self.reg_loss + reg` in
+        # `__init__`): computed once, not state the loop carries.
+        state_like = False
     memoised = [n for n in sorted(stale) if n in program.memoised]
     decorators = next((info.memoised for info in map(program.memoised.get, memoised) if info is not None), ())
     if same_root:
@@ -230,6 +236,22 @@ def _produced_by_another_model(program: Program, read: Read | None, first_reads:
         # them may well update the producer.
         return True
     return bool(producers & program.optimizer_owners)
+
+
+def _within(program: Program, facts: FileFacts, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+    """Whether `node` sits inside `container` (in the linted file or a project module it loaded)."""
+    parent = facts.parent
+    if facts.parent(node) is None:
+        for info in program.loaded_modules:
+            if node in info.parents:
+                parent = info.parents.get
+                break
+    current: cst.CSTNode | None = node
+    while current is not None:
+        if current is container:
+            return True
+        current = parent(current)
+    return False
 
 
 def _guarded(program: Program, facts: FileFacts, statements: tuple[cst.CSTNode, ...]) -> bool:

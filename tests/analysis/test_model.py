@@ -1139,3 +1139,35 @@ def test_a_list_of_optimizers_steps_the_list_of_networks_it_was_built_over() -> 
     for loop, step in (("i in range(self.num_q)", "self.q_opts[i].step()"), ("opt in self.q_opts", "opt.step()")):
         found = analyze(source.replace("{loop}", loop).replace("{step}", step))
         assert [(d.code, d.span.start.row) for d in found] == [("GG011", 36)], loop
+
+
+def test_a_value_updated_from_itself_only_in_init_is_built_once_not_carried() -> None:
+    """deepctr's `self.reg_loss = self.reg_loss + reg` in a helper of `__init__`: computed once
+    before the training loop (GG006), not state the loop carries (GG003) or a shared forward (GG002)."""
+    source = _program("""
+        class Base(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.lin = nn.Linear(dim, 1)
+                self.reg_loss = torch.zeros((1,))
+                self.add_regularization_loss(self.lin.parameters(), 1e-3)
+
+            def add_regularization_loss(self, weight_list, weight_decay):
+                reg = torch.zeros((1,))
+                for w in weight_list:
+                    reg = reg + torch.norm(w, p=2)
+                self.reg_loss = self.reg_loss + weight_decay * reg
+
+            def forward(self, x):
+                return self.lin(x)
+
+            def fit(self, x, y, epochs=2):
+                opt = torch.optim.SGD(self.parameters(), lr=0.1)
+                for epoch in range(epochs):
+                    loss = (self(x) - y).pow(2).mean()
+                    total_loss = loss + self.reg_loss
+                    opt.zero_grad()
+                    total_loss.backward()
+                    opt.step()
+    """)
+    assert [(d.code, d.span.start.row) for d in analyze(source)] == [("GG006", 27)]
