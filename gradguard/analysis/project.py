@@ -24,6 +24,8 @@ from gradguard.model import Span
 MAX_MODULE_BYTES = 400_000
 # How many project modules one linted file may pull in, transitively.
 MAX_MODULES = 24
+# How many folders above a file without a project file are looked at for a `src/` layout.
+_SRC_LEVELS = 3
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
@@ -92,6 +94,13 @@ class Project:
             roots.append(project)
             roots.append(os.path.join(project, "src"))
             roots.extend(os.path.join(project, s) if not os.path.isabs(s) else s for s in src)
+        else:
+            # No project file above it (a checkout whose package is installed with `pip install -e`):
+            # a `src/` folder of the file's own folder or of a few folders above holds the package.
+            current = here
+            for _ in range(_SRC_LEVELS):
+                roots.append(os.path.join(current, "src"))
+                current = os.path.dirname(current)
         unique: list[str] = []
         for root in roots:
             if root not in unique and os.path.isdir(root):

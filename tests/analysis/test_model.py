@@ -420,6 +420,18 @@ def test_libraries_are_never_read_from_the_project_even_under_their_own_name(tmp
     assert project.module("torch") is None
 
 
+def test_a_src_layout_without_a_project_file_is_found_from_a_script_folder(tmp_path: Path) -> None:
+    """A checkout whose package is installed with `pip install -e .` and whose project file is not
+    there (torchgfn's `scripts/train.py` importing `gfn` from `src/gfn`)."""
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "src" / "pkg" / "buffer.py").write_text("class Buffer:\n    pass\n")
+    (tmp_path / "scripts").mkdir()
+    project = Project(str(tmp_path / "scripts" / "train.py"))
+    found = project.module("pkg.buffer")
+    assert found is not None and found.path == str(tmp_path / "src" / "pkg" / "buffer.py")
+
+
 def test_facts_of_a_file_name_the_freeing_call_in_another_module(tmp_path: Path) -> None:
     (tmp_path / "losses.py").write_text(textwrap.dedent("""\
         import torch.nn.functional as F
