@@ -573,7 +573,12 @@ class CallEvaluation:
                 return UNKNOWN
             # A method of a frozen module (`vae.encode(x)`) makes no graph of its own either.
             frozen = self.is_frozen(label, state) or self.frozen_depth > 0
-            return self.derive(call, operands[1:], state, frame, source=not frozen, consumer=dotted(func))
+            result = self.derive(call, operands[1:], state, frame, source=not frozen, consumer=dotted(func))
+            if receiver.qual is None and result.nodes and not any(v.nodes or v.grad for _, v in operands[1:]):
+                # A method of a model whose class is not seen, called without tensors that carry a
+                # graph (`self.model.sample(n)`): it may well generate data under no_grad.
+                self.unsure.add(self.site(call, frame))
+            return result
         if receiver.kind is Kind.DATA:
             return receiver
         if receiver.kind in (Kind.UNKNOWN, Kind.NONE, Kind.SCALAR) and not (receiver.nodes or receiver.grad):

@@ -498,3 +498,30 @@ def test_needless_retain_graph_message_does_not_claim_growth_when_the_root_is_re
     messages = [d.message for d in analyze(NUMERIC_CHECK_LOOP)]
     assert messages
     assert not any("grows" in message for message in messages)
+
+
+def test_data_sampled_by_a_model_of_unseen_class_is_no_evidence_of_a_graph() -> None:
+    """textbox's GAN trainers: `fake_data = self.model.sample(n)` (a generator whose class the file
+    does not see, sampling token ids under no_grad) batched by a DataLoader and read every
+    discriminator step. Nothing says the samples carry a graph: no finding."""
+    source = dedent("""\
+        import torch
+        from torch.utils.data import DataLoader
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+
+            def train_discriminator(self, real_dataloader, epochs):
+                fake_data = self.model.sample(512)
+                fake_dataloader = DataLoader(fake_data, batch_size=64, shuffle=True)
+                for epoch in range(epochs):
+                    for real, fake in zip(real_dataloader, fake_dataloader):
+                        loss = self.model.calculate_d_train_loss(real, fake)
+                        self.optimizer.zero_grad()
+                        loss.backward()
+                        self.optimizer.step()
+    """)
+    assert [d.code for d in analyze(source)] == []
