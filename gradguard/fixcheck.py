@@ -263,7 +263,8 @@ def reanalysis_problem(fixed: Diagnostic | Iterable[Diagnostic], before: Iterabl
     new = [d for d in after if d.severity is Severity.ERROR and d.span.start.row in fixed_rows
            and found[(d.code, _carrier(d))] > max(expected[(d.code, _carrier(d))], 0)]
     for diagnostic in new:
-        if {n for quoted in _QUOTED.findall(diagnostic.message) for n in _IDENTIFIER.findall(quoted)} & touched:
+        names = {n for quoted in _QUOTED.findall(diagnostic.message) for n in _IDENTIFIER.findall(quoted)}
+        if names & touched and not names & (broken or set()):
             return f"the call still fails after the fix ({diagnostic.code})"
     return None
 

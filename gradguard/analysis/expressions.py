@@ -420,6 +420,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 self.escaped.update(value.nodes)
         elif isinstance(target, cst.Subscript):
             container = self.eval(target.value, state, frame)
+            if container.kind is Kind.SCALAR:
+                return  # an item of a numpy array or a number: the tensor stored is converted
             updated = self.container_add(container, value)
             self.store_in_place(target.value, updated, state, frame, statement)
         elif isinstance(target, cst.StarredElement):

@@ -525,3 +525,30 @@ def test_data_sampled_by_a_model_of_unseen_class_is_no_evidence_of_a_graph() -> 
                         self.optimizer.step()
     """)
     assert [d.code for d in analyze(source)] == []
+
+
+def test_a_tensor_stored_into_a_numpy_buffer_is_a_number_there() -> None:
+    """cleanrl's PPO at the fix commit: `logprobs = np.zeros(n)`, `logprobs[step] = logprob` during
+    the rollout, read back through `torch.Tensor(logprobs)` in every update epoch. numpy converts
+    what it stores: no graph rides along, no finding (a torch buffer, `torch.zeros(n)`, keeps it)."""
+    source = dedent("""\
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        pg = nn.Linear(4, 2)
+        optimizer = torch.optim.Adam(pg.parameters(), lr=1e-3)
+        for update in range(3):
+            logprobs = {buffer}
+            for step in range(8):
+                logits = pg(torch.randn(1, 4))
+                logprobs[step] = torch.log_softmax(logits, -1)[0, 0]
+            for epoch in range(4):
+                new = torch.log_softmax(pg(torch.randn(8, 4)), -1)[:, 0]
+                loss = -(torch.exp(new - torch.Tensor(logprobs))).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    """)
+    assert [d.code for d in analyze(source.format(buffer="np.zeros((8,))"))] == []
+    assert [d.code for d in analyze(source.format(buffer="torch.zeros((8,))")) if d.severity.name == "ERROR"] != []

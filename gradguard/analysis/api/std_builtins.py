@@ -12,6 +12,9 @@ FACTS: tuple[Fact, ...] = (
     *facts(("float", "int", "bool", "str", "repr", "len", "isinstance", "issubclass", "id", "hash",
             "type", "format", "round", "math.isnan", "math.isfinite", "math.isinf", "numpy.array",
             "numpy.asarray", "numpy.mean"), returns=Returns.VALUE),
+    # numpy arrays: a tensor stored into one (`buf[i] = logprob`) is converted to a number, graph dropped.
+    *facts(("numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "numpy.zeros_like", "numpy.ones_like",
+            "numpy.empty_like", "numpy.full_like", "numpy.arange"), returns=Returns.VALUE),
     # `hasattr(obj, "name")`: true for an object of a class of the project that defines `name`.
     Fact("hasattr", returns=Returns.VALUE, attribute_test=True),
     *facts(("print", "logging.info", "logging.debug", "logging.warning"), returns=Returns.NONE),
