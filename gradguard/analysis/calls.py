@@ -117,6 +117,11 @@ class CallEvaluation:
             return self.instantiate(callee.ref, args, kwargs, state, frame, call, label)
         if callee.kind is Kind.INSTANCE and isinstance(callee.ref, ClassInfo):
             method = self.method_of(callee.ref, "forward") or self.method_of(callee.ref, "__call__")
+            if method is not None and callee.ref.is_module and (
+                    frame.depth >= self.max_depth or any(method is f for f in self.active)):
+                # A module nested in one of its own class (U-Net blocks), or too deep to follow:
+                # called as a module whose code is not read, it still builds graph from its parameters.
+                method = None
             if method is not None:
                 self.owners.append(label or "")
                 frozen = self.is_frozen(("class", callee.ref.key), state) or self.is_frozen(label, state)

@@ -215,6 +215,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
             for outer in reversed(state.frames[1:-1]):
                 if name in outer:
                     return outer[name]
+        if frame.module is not None:
+            # Code of a project module: its globals are that module's classes and functions
+            # (`define_G` calling `G_Unet(...)` and `init_net(net)` of its own file).
+            return self.namespace_of(frame.module).get(name)
         return state.frames[0].get(name)
 
     def load_module(self, info: ModuleInfo) -> None:  # pragma: no cover

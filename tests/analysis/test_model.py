@@ -1183,3 +1183,47 @@ def test_a_value_updated_from_itself_only_in_init_is_built_once_not_carried() ->
                     opt.step()
     """)
     assert [(d.code, d.span.start.row) for d in analyze(source)] == [("GG006", 27)]
+
+
+def test_a_function_of_a_project_module_sees_that_module_s_own_classes_and_functions(tmp_path: Path) -> None:
+    """pytorch-CycleGAN-style factories: `networks.define_net()` builds `Recurrent(...)` and hands it
+    to `init_net(net)`, both defined in `networks.py` itself (the linted file's globals are not its
+    globals). Only a model that follows them sees the state the module keeps across calls."""
+    (tmp_path / "networks.py").write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Recurrent(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.cell = nn.Linear(n, n)
+                self.h = torch.zeros(1, n)
+
+            def forward(self, x):
+                self.h = torch.tanh(self.cell(x) + self.h)
+                return self.h
+
+
+        def init_net(net):
+            return net
+
+
+        def define_net(n):
+            return init_net(Recurrent(n))
+    """))
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent("""\
+        import torch
+        import networks
+
+        Recurrent = None  # a name of the linted file that the module's code must not see
+        net = networks.define_net(4)
+        opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+        for step in range(3):
+            loss = net(torch.randn(1, 4)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    """))
+    assert _codes(script.read_text(), str(script)) == [(10, "GG003")]
