@@ -15,6 +15,7 @@ from gradguard.analysis.values import (
     GENERATIONS,
     UNKNOWN,
     CallInfo,
+    CallKind,
     Freed,
     Holder,
     Kind,
@@ -73,7 +74,7 @@ class AutogradEvents:
 
     # -- backward, grad, optimizers ------------------------------------------------------
 
-    def call_info(self, call: cst.CSTNode, kind: str, root_expr: cst.CSTNode | None, retain: bool,
+    def call_info(self, call: cst.CSTNode, kind: CallKind, root_expr: cst.CSTNode | None, retain: bool,
                   create_graph: bool, frame: Frame) -> CallInfo:
         key = (id(call), tuple(id(loop) for loop in frame.loops))
         info = self.call_infos.get(key)
@@ -105,7 +106,7 @@ class AutogradEvents:
             return None
         return False
 
-    def backward(self, call: cst.Call, kind: str, roots: Args, kwargs: dict[str, Value], state: State,
+    def backward(self, call: cst.Call, roots: Args, kwargs: dict[str, Value], state: State,
                  frame: Frame, positional_retain: Value | None, positional_exprs: list | None = None) -> None:
         """A backward pass over `roots`: report freed nodes it reaches, then free what it traverses."""
         retain_expr = positional_exprs[1] if positional_exprs and len(positional_exprs) > 1 else None
@@ -115,7 +116,7 @@ class AutogradEvents:
         keeps = retain is not False or create is not False
         for expr, value in roots:
             value = self.ensure_graph(expr, value, state, frame)
-            info = self.call_info(call, kind, expr, retain is True or create is True, create is True, frame)
+            info = self.call_info(call, CallKind.BACKWARD, expr, retain is True or create is True, create is True, frame)
             holder = self.holder_of(expr, state, frame) if expr is not None else None
             if holder is not None:
                 self.backward_holders.add(holder.key)
@@ -327,7 +328,7 @@ class AutogradEvents:
         create = self.retain_flag(call, "create_graph", None, positional[4] if len(positional) > 4 else None)
         expr, value = outputs
         value = self.ensure_graph(expr, value, state, frame)
-        info = self.call_info(call, "grad", expr, retain is True or create is True, create is True, frame)
+        info = self.call_info(call, CallKind.GRAD, expr, retain is True or create is True, create is True, frame)
         self.reach(info, value, state, frame)
         traversed = replace(value, nodes=value.nodes - inputs.nodes)
         self.release(info, traversed, retain is not False or create is not False, state, frame)
@@ -366,7 +367,7 @@ class AutogradEvents:
                 touched.append(node)
         if not touched:
             return
-        info = self.call_info(call, "step", None, False, False, frame)
+        info = self.call_info(call, CallKind.STEP, None, False, False, frame)
         step = Freed(info, frozenset({owner}), conditions=tuple(frame.conditions),
                      assumed=self.invariant_assumptions(state, frame), by_step=True)
         for node in touched:

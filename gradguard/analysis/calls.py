@@ -72,7 +72,7 @@ class CallEvaluation:
         values = [v for _, v in args] + list(kwargs.values())
         if fact.backward is not None:
             roots = args[:1] if args else [(None, values[0])] if values else []
-            self.backward(call, "backward", roots, {}, state, frame, positional_retain=None)
+            self.backward(call, roots, {}, state, frame, positional_retain=None)
             return NONE
         if fact.returns is Returns.CUT:
             return cut(values[0]) if values else FRESH
@@ -226,12 +226,12 @@ class CallEvaluation:
         args, kwargs = self.eval_args(call, state, frame)
         if name in K.BACKWARD_FUNCTIONS:
             roots = args[:1] or [(None, kwargs.get("tensors", UNKNOWN))]
-            self.backward(call, "backward", roots, kwargs, state, frame, positional_retain=None)
+            self.backward(call, roots, kwargs, state, frame, positional_retain=None)
             return NONE
         if name in K.GRAD_FUNCTIONS:
             return self.grad(call, args, kwargs, state, frame)
         if name in K.CUT_FUNCTIONS or name in K.NO_GRAD or name in K.ENABLE_GRAD:
-            return SCALAR if name not in ("torch.tensor", "torch.as_tensor", "torch.from_numpy") else FRESH
+            return SCALAR
         if name in K.FACTORIES:
             requires = kwargs.get("requires_grad")
             flag = self._literal_kwarg(call, "requires_grad")
@@ -249,30 +249,31 @@ class CallEvaluation:
                                                                          if v.kind is Kind.DATA]
             data = data_with([v for _, v in stored])
             return replace(data, via=tuple(self.reads_of(stored, state, frame, None))) if data.nodes else data
-        if name in ("zip", "reversed", "list", "tuple", "sorted", "iter", "next", "set", "dict", "enumerate"):
+        collects = fact.collects if fact is not None else None
+        if collects is not None:
             values = [v for _, v in args]
             if values and all(v.kind is Kind.DATA for v in values):
                 data = data_with(values)
                 return replace(data, via=tuple(self.reads_of(args, state, frame, None))) if data.nodes else data
             via = tuple(self.reads_of(args, state, frame, None))
-            elements = [self.element_of(v) for v in values] if name in ("zip", "enumerate") else []
+            paired = collects in ("zip", "enumerate")
+            elements = [self.element_of(v) for v in values] if paired else []
             if any(e.kind in (Kind.MODULE, Kind.INSTANCE) for e in elements):
                 # `enumerate(self.layers)`: each item a tuple of what the iterables hold, modules kept.
-                item = Value(Kind.TUPLE, elems=(SCALAR, *elements) if name == "enumerate" else tuple(elements))
+                item = Value(Kind.TUPLE, elems=(SCALAR, *elements) if collects == "enumerate" else tuple(elements))
                 merged = self.container_of(Kind.LIST, elements)
                 return replace(merged, ref=item, via=via or merged.via)
-            if name in ("list", "tuple") and values and values[0].kind in (Kind.LIST, Kind.TUPLE):
-                merged = replace(values[0], kind=Kind.LIST if name == "list" else Kind.TUPLE)
+            if collects in ("list", "tuple") and values and values[0].kind in (Kind.LIST, Kind.TUPLE):
+                merged = replace(values[0], kind=Kind.LIST if collects == "list" else Kind.TUPLE)
             else:
-                merged = self.container_of(Kind.LIST, [self.element_of(v) if name in ("zip", "enumerate") else v
-                                                       for v in values])
+                merged = self.container_of(Kind.LIST, [self.element_of(v) if paired else v for v in values])
             return replace(merged, via=via or merged.via)
         if name in K.MODULE_WRAPPERS:
             return args[0][1] if args else UNKNOWN
-        if name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper():
+        family = api.family_of(name)
+        makes = fact.returns if fact is not None else family.returns if family is not None else None
+        if makes is Returns.OPTIMIZER:
             owner = self._optimizer_owner(call)
-            if "lr_scheduler" in name:
-                return UNKNOWN
             if owner is not None:
                 self.optimizer_owners.add(owner)
             return Value(Kind.OPTIMIZER, ref=owner, qual=name)
@@ -281,20 +282,16 @@ class CallEvaluation:
             instances = [m for m in members if m is not None]
             member = instances[0] if instances and len(instances) == len(members) else None
             return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member)
-        if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
+        if makes is Returns.MODULE:
             return Value(Kind.MODULE, qual=name, label=dotted(call.func))
-        if name.startswith(K.DISTRIBUTION_PREFIX) and name.rsplit(".", 1)[-1][:1].isupper():
+        if makes is Returns.DISTRIBUTION:
             operands: Args = [*args, *((None, v) for v in kwargs.values())]
             result = self.derive(call, operands, state, frame)
             return replace(result, qual=name, kind=Kind.UNKNOWN)
         operands = [*args, *((None, v) for v in kwargs.values())]
-        if name in ("sum", "max", "min", "torch.stack", "torch.cat", "torch.sum", "torch.mean"):
-            flat = [(e, self.element_of(v) if v.kind in (Kind.LIST, Kind.TUPLE) and not v.elems else v)
-                    for e, v in operands]
-            flat = [(e, v) if v.kind not in (Kind.LIST, Kind.TUPLE) else (e, v) for e, v in flat]
-            return self.derive(call, operands, state, frame)
         if "." in name and name.split(".", 1)[0] not in K.KNOWN_PACKAGES:  # not a builtin either
             self.forget_state_of(operands, state)
+        # What a function the facts know reads, no model consumes (a fake batch into `torch.cat`).
         result = self.derive(call, operands, state, frame, consumer=dotted(call.func))
         if any(declared.startswith(name + ".") for declared in self.declared):
             # An instance of a class whose methods the project declares (`engine.Engine()`).
@@ -459,7 +456,7 @@ class CallEvaluation:
                 return NONE
             if method == "manual_backward":
                 args, kwargs = self.eval_args(call, state, frame)
-                self.backward(call, "backward", args[:1], kwargs, state, frame, positional_retain=None)
+                self.backward(call, args[:1], kwargs, state, frame, positional_retain=None)
                 return NONE
         if receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
             stored = state.heap.get((receiver.ref.key, method))
@@ -475,11 +472,11 @@ class CallEvaluation:
         if method == "backward":
             args, kwargs = self.eval_args(call, state, frame)
             if receiver.nodes or receiver.grad or not args:
-                self.backward(call, "backward", [(func.value, receiver)], kwargs, state, frame,
+                self.backward(call, [(func.value, receiver)], kwargs, state, frame,
                               positional_retain=args[1][1] if len(args) > 1 else None,
                               positional_exprs=[a for a, _ in args])
             else:
-                self.backward(call, "backward", args[:1], kwargs, state, frame, positional_retain=None)
+                self.backward(call, args[:1], kwargs, state, frame, positional_retain=None)
             return NONE
         if method in K.FRESH_METHODS:
             self.eval_args(call, state, frame)

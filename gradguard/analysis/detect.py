@@ -17,7 +17,7 @@ from gradguard.analysis.facts import (
     NeedlessRetain,
 )
 from gradguard.analysis.program import Program
-from gradguard.analysis.values import GENERATIONS, CallInfo, Kind, Read, generation_of
+from gradguard.analysis.values import GENERATIONS, CallInfo, CallKind, Kind, Read, generation_of
 from gradguard.model import Note, Span
 
 
@@ -196,9 +196,9 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         cause = Cause.GAN_REUSE
     else:
         cause = Cause.SHARED_FORWARD
-    if freed_by.kind == "grad" and cause in (Cause.SAME_ROOT, Cause.SHARED_FORWARD, Cause.BUILT_BEFORE_LOOP):
+    if freed_by.kind is CallKind.GRAD and cause in (Cause.SAME_ROOT, Cause.SHARED_FORWARD, Cause.BUILT_BEFORE_LOOP):
         cause = Cause.GRAD_FREED
-    if failing.kind == "framework" or freed_by.kind == "framework":
+    if CallKind.FRAMEWORK in (failing.kind, freed_by.kind):
         cause = Cause.FRAMEWORK
     if why.by_step:
         cause = Cause.STEPPED
@@ -335,7 +335,7 @@ def _needless_retains(program: Program) -> list[NeedlessRetain]:
     results = []
     seen: set[int] = set()
     for call, (nodes, _) in program.retains.items():
-        if call in program.retains_needed or id(call.node) in seen or call.kind != "backward":
+        if call in program.retains_needed or id(call.node) in seen or call.kind is not CallKind.BACKWARD:
             continue
         if all(node // GENERATIONS in program.synthetic for node in nodes):
             # Nothing is known of this graph but that it was backward-ed: no telling who needs it.

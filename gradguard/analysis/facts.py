@@ -14,7 +14,7 @@ from functools import cached_property
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from gradguard.analysis.values import CallInfo, Holder, Read
+from gradguard.analysis.values import CallInfo, CallKind, Holder, Read
 from gradguard.model import Note, Span
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gradguard.analysis import api
-from gradguard.analysis.api import distributions, torch_ops
+from gradguard.analysis.api import distributions, packages, torch_ops
 from gradguard.analysis.api.facts import (
     Backward,
     Fact,
@@ -97,8 +97,7 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     # PyTorch 0.4 (tutorials of that time still use it).
     "RETAIN_GRAPH_KEYWORDS": lambda: frozenset({"retain_graph", "retain_variables"}),
     # Wrappers that hand a module through unchanged as far as graphs go.
-    "MODULE_WRAPPERS": lambda: _names(lambda f: f.returns is Returns.ARGUMENT and (
-        f.name.startswith("torch.nn.") and f.name.rsplit(".", 1)[-1][:1].isupper() or f.name == "torch.compile")),
+    "MODULE_WRAPPERS": lambda: _names(lambda f: f.returns is Returns.ARGUMENT and f.computes is None),
     "DATA_FUNCTIONS": lambda: _names(lambda f: f.returns is Returns.DATA),
     # Methods every torch.nn.Module (or LightningModule) has: never a parameter of the same name.
     "MODULE_METHODS": lambda: _names(lambda f: True, Receiver.MODULE) | _names(lambda f: True, Receiver.LIGHTNING),
@@ -119,6 +118,8 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     # nn.Module methods that return the module itself (`model = Net().to(device)`).
     "MODULE_RETURNS_SELF": lambda: _names(lambda f: f.returns is Returns.RECEIVER, Receiver.MODULE),
     # Base classes of custom autograd functions (their forward and backward build no graph).
+    # Top-level packages known from facts, never by reading their source.
+    "KNOWN_PACKAGES": lambda: packages.KNOWN,
     "AUTOGRAD_FUNCTIONS": lambda: _names(lambda f: f.base is not None and bool(f.base.graph_free)),
 }
 
@@ -138,14 +139,3 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_DERIVED))
 
-
-# Top-level packages whose behaviour is known from facts, never by reading their source: an import
-# from one of them is not followed into a project module of the same name.
-KNOWN_PACKAGES = frozenset(
-    {"torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas", "math", "random",
-     "os", "sys", "time", "json", "re", "logging", "argparse", "functools", "itertools", "collections",
-     "typing", "dataclasses", "pathlib", "copy", "abc", "enum", "lightning", "pytorch_lightning",
-     "transformers", "accelerate", "deepspeed", "diffusers", "mmcv", "mmengine", "tqdm", "wandb",
-     "tensorboard", "matplotlib", "sklearn", "PIL", "cv2", "timm", "einops", "pytest", "unittest",
-     "warnings", "contextlib", "inspect", "pickle", "shutil", "subprocess", "gym", "gymnasium"}
-)

@@ -14,7 +14,7 @@ from gradguard.analysis.interpreter import Interpreter
 from gradguard.analysis.names import canonical, import_bindings, qualify
 from gradguard.analysis.project import ModuleInfo, Project
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
-from gradguard.analysis.values import CallInfo, Kind, Value
+from gradguard.analysis.values import CallInfo, CallKind, Kind, Value
 
 
 def module_imports(module: cst.Module) -> dict[str, str]:
@@ -246,7 +246,7 @@ class Program(Interpreter):
         node = info.node
         owner = info.owner
         framework = "Lightning" if owner is not None and owner.is_lightning else "The transformers Trainer"
-        call = CallInfo(node, None, "framework", framework, None, False, False, (), info.qualname)
+        call = CallInfo(node, None, CallKind.FRAMEWORK, framework, None, False, False, (), info.qualname)
         self.framework_calls.append(call)
         self.reach(call, returned, state)
 

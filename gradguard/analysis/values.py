@@ -19,6 +19,9 @@ from typing import Any
 
 import libcst as cst
 
+from gradguard.analysis import api
+from gradguard.analysis.api import Backward
+
 
 class Kind(Enum):
     """What kind of Python object a value stands for, as far as the model needs to know."""
@@ -254,19 +257,33 @@ class Freed:
     by_step: bool = False
 
 
+class CallKind(Enum):
+    """What a call site of `CallInfo` does to graphs."""
+
+    BACKWARD = auto()  # a backward pass from its roots: frees the graph unless told to retain it
+    GRAD = auto()  # a backward pass that returns the gradients (`torch.autograd.grad`)
+    STEP = auto()  # an optimizer's update: the weights change in place
+    FRAMEWORK = auto()  # a training framework's own backward over what a method returns
+
+
 @dataclass(frozen=True, eq=False)
 class CallInfo:
     """One backward-like call site: `loss.backward()`, `torch.autograd.grad(...)`, a framework's call."""
 
     node: cst.CSTNode  # the Call (or, for an implicit framework backward, the returning statement)
     statement: cst.CSTNode | None
-    kind: str  # "backward", "grad", "framework"
+    kind: CallKind
     root_text: str
     root_node: cst.CSTNode | None
     retain: bool
     create_graph: bool
     loops: tuple[cst.CSTNode, ...]  # the loops around the call, outermost first, across inlined calls
     function: str  # qualified name of the function it is in, "<module>" at top level
+
+    @property
+    def shown(self) -> str:
+        """How messages name this kind of call: `backward`, `torch.autograd.grad`."""
+        return api.backward_name(Backward.GRAD if self.kind is CallKind.GRAD else Backward.BACKWARD)
 
 
 @dataclass(frozen=True)

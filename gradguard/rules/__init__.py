@@ -19,7 +19,7 @@ import libcst as cst
 
 from gradguard import catalogue, codemods
 from gradguard import causes as model
-from gradguard.analysis.facts import Cause, Conflict, FileFacts
+from gradguard.analysis.facts import CallKind, Cause, Conflict, FileFacts
 from gradguard.model import Applicability, Diagnostic, Edit, Fix, Related, Span
 
 
@@ -223,7 +223,7 @@ def grad_feeds_later_code(facts: FileFacts, conflict: Conflict) -> bool:
     """Whether what a `torch.autograd.grad` call returned is used between it and the failing call."""
     import re
 
-    if conflict.freed_by.kind != "grad":
+    if conflict.freed_by.kind is not CallKind.GRAD:
         return False
     grad_statement, failing = conflict.freed_by.statement, conflict.failing.statement
     names = codemods.target_names(grad_statement)
@@ -272,9 +272,8 @@ def conflict_related(facts: FileFacts, conflict: Conflict) -> list[Related]:
     freeing = conflict.freed_by
     if not facts.is_local(freeing.node):
         pass
-    elif freeing.kind != "framework" and freeing.node is not conflict.failing.node:
-        how = "torch.autograd.grad" if freeing.kind == "grad" else "backward"
-        related.append(Related(facts.span(freeing.node), f"graph freed here by this {how} (no retain_graph)"))
+    elif freeing.kind is not CallKind.FRAMEWORK and freeing.node is not conflict.failing.node:
+        related.append(Related(facts.span(freeing.node), f"graph freed here by this {freeing.shown} (no retain_graph)"))
     elif freeing.node is conflict.failing.node:
         related.append(Related(facts.span(freeing.node), "graph freed here by this same call in the previous iteration"))
     carrier = conflict.carrier
@@ -305,7 +304,7 @@ def carrier_name(conflict: Conflict) -> str:
 
 def freed_row(facts: FileFacts, conflict: Conflict) -> str:
     """Where the call that freed the graph is, as messages say it ("line 12", "cell 3, line 4")."""
-    if conflict.freed_by.kind == "framework":
+    if conflict.freed_by.kind is CallKind.FRAMEWORK:
         return "the framework"
     return facts.where(conflict.freed_by.node)
 

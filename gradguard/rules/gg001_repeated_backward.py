@@ -6,7 +6,7 @@ import libcst as cst
 
 from gradguard import causes as model
 from gradguard import codemods
-from gradguard.analysis.facts import Cause, Conflict, FileFacts
+from gradguard.analysis.facts import CallKind, Cause, Conflict, FileFacts
 from gradguard.model import Edit
 from gradguard.rules import (
     ConflictRule,
@@ -43,7 +43,7 @@ class RepeatedBackward(ConflictRule):
 
 def _retain_earlier(facts: FileFacts, conflict: Conflict) -> list[Edit]:
     call = conflict.freed_by.node
-    if not isinstance(call, cst.Call) or conflict.freed_by.kind not in ("backward", "grad"):
+    if not isinstance(call, cst.Call) or conflict.freed_by.kind not in (CallKind.BACKWARD, CallKind.GRAD):
         return []
     return [codemods.set_keyword(facts, call, "retain_graph", "True")]
 

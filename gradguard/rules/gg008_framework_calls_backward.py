@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gradguard import causes as model
 from gradguard import codemods
-from gradguard.analysis.facts import Cause, FileFacts
+from gradguard.analysis.facts import CallKind, Cause, FileFacts
 from gradguard.model import Diagnostic, Related
 from gradguard.rules import Decision, Rule
 
@@ -25,11 +25,11 @@ class FrameworkCallsBackward(Rule):
         for conflict in facts.conflicts:
             if conflict.cause is not Cause.FRAMEWORK:
                 continue
-            manual = conflict.freed_by if conflict.failing.kind == "framework" else conflict.failing
-            if manual.kind == "framework":
+            manual = conflict.freed_by if conflict.failing.kind is CallKind.FRAMEWORK else conflict.failing
+            if manual.kind is CallKind.FRAMEWORK:
                 continue
             edits = [codemods.remove_statement(facts, manual.statement)] if manual.statement is not None else []
-            framework_call = conflict.failing if conflict.failing.kind == "framework" else conflict.freed_by
+            framework_call = conflict.failing if conflict.failing.kind is CallKind.FRAMEWORK else conflict.freed_by
             framework = framework_call.root_text
             related = [Related(facts.span(framework_call.node.name), f"{framework} calls backward on what this returns")] \
                 if hasattr(framework_call.node, "name") else []

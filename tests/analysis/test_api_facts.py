@@ -157,6 +157,8 @@ RECEIVER_CLASSES = {
     ("accelerate", Receiver.ACCELERATOR): "accelerate.Accelerator",
     ("deepspeed", Receiver.ENGINE): "deepspeed.DeepSpeedEngine",
     ("mmengine", Receiver.OPTIMIZER): "mmengine.optim.OptimWrapper",
+    # A container method is a method of one of Python's containers.
+    ("std_builtins", Receiver.CONTAINER): ("builtins.list", "builtins.dict", "builtins.set", "collections.deque"),
 }
 OPTIONAL = ("transformers", "accelerate", "deepspeed", "mmcv", "mmengine")
 
@@ -165,22 +167,29 @@ def _installed(dotted: str) -> bool:
     return dotted.split(".")[0] not in OPTIONAL or importlib.util.find_spec(dotted.split(".")[0]) is not None
 
 
+def _has(target: str, attr: str | None) -> bool:
+    try:
+        owner = resolve(target)
+        if attr is not None:
+            getattr(owner, attr)
+    except (ImportError, AttributeError):
+        return False
+    return True
+
+
 def test_every_name_in_any_fact_exists() -> None:
     missing = []
     for library in api.libraries():
         short = library.__name__.rsplit(".", 1)[-1]
         for fact in library.FACTS:
             if fact.receiver is None:
-                target, attr = fact.name, None
+                targets, attr = (fact.name,), None
             else:
-                target, attr = RECEIVER_CLASSES[(short, fact.receiver)], fact.name
-            if not _installed(target):
+                classes = RECEIVER_CLASSES[(short, fact.receiver)]
+                targets, attr = (classes,) if isinstance(classes, str) else classes, fact.name
+            if not all(_installed(t) for t in targets):
                 continue
-            try:
-                owner = resolve(target)
-                if attr is not None:
-                    getattr(owner, attr)
-            except (ImportError, AttributeError):
+            if not any(_has(t, attr) for t in targets):
                 missing.append(f"{short}: {fact.name} ({fact.receiver})")
     for fact in torch_ops.generated_facts():
         owner = torch.Tensor if fact.receiver is Receiver.TENSOR else None

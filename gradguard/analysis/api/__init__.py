@@ -22,6 +22,7 @@ from gradguard.analysis.api.facts import (
     Cache,
     Callback,
     Fact,
+    Family,
     GradMode,
     Receiver,
     Returns,
@@ -33,8 +34,9 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 __all__ = [
-    "Backward", "BaseClass", "Cache", "Callback", "Fact", "GradMode", "Receiver", "Returns", "Role",
-    "all_facts", "declared", "declared_facts", "hand_facts", "libraries", "lookup",
+    "Backward", "BaseClass", "Cache", "Callback", "Fact", "Family", "GradMode", "Receiver", "Returns", "Role",
+    "all_facts", "declared", "declared_facts", "families", "family_of", "hand_facts", "libraries", "lookup",
+    "backward_methods", "backward_name", "method",
 ]
 
 # The facts a project declares in `[tool.gradguard.api]`, in force for the analysis running now
@@ -107,3 +109,37 @@ def lookup(name: str, receiver: Receiver | None = None, project: Iterable[Fact] 
         if fact.name == name and fact.receiver is receiver:
             return fact
     return _index().get((name, receiver))
+
+
+def method(name: str, *receivers: Receiver) -> Fact | None:
+    """The fact for the method `name` on the first of `receivers` that has one."""
+    index = _index()
+    return next((index[(name, r)] for r in receivers if (name, r) in index), None)
+
+
+@cache
+def families() -> tuple[Family, ...]:
+    """The class families of every library module, longest prefix first."""
+    found = [family for library in libraries() for family in getattr(library, "FAMILIES", ())]
+    return tuple(sorted(found, key=lambda f: -len(f.prefix)))
+
+
+def family_of(name: str) -> Family | None:
+    """The family of the class `name` (its last part capitalised) by its longest prefix, if any."""
+    if not name.rsplit(".", 1)[-1][:1].isupper():
+        return None
+    return next((f for f in families() if name.startswith(f.prefix)), None)
+
+
+@cache
+def backward_name(kind: Backward) -> str:
+    """How messages name a backward pass of this kind: the tensor method (`backward`) or, for a pass
+    that returns the gradients, the function (`torch.autograd.grad`)."""
+    facts = [f for f in all_facts() if f.backward is kind and f.receiver in (Receiver.TENSOR, None)]
+    return min(facts, key=lambda f: (f.receiver is not Receiver.TENSOR, f.name)).name
+
+
+@cache
+def backward_methods() -> frozenset[str]:
+    """Methods that run a backward pass, on any receiver (`loss.backward()`, `accelerator.backward(loss)`)."""
+    return frozenset(f.name for f in all_facts() if f.backward is not None and f.receiver is not None)

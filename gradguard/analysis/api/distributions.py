@@ -4,10 +4,11 @@ that the first backward freed."""
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Cache, Fact, Receiver, Returns, facts, prefixed
+from gradguard.analysis.api.facts import Cache, Fact, Family, Receiver, Returns, facts, prefixed
 
 PREFIX = "torch.distributions."
 D = Receiver.DISTRIBUTION
+FAMILIES: tuple[Family, ...] = (Family(PREFIX, Returns.DISTRIBUTION),)
 
 FACTS: tuple[Fact, ...] = (
     # The wrappers (OneHotCategorical, Multinomial, the Relaxed ones) cache in the distribution they wrap.

@@ -38,6 +38,9 @@ class Returns(Enum):
     OPTIMIZER = "optimizer"
     DISTRIBUTION = "distribution"
     DATA = "data"  # batches, datasets, loaders, iterators over them
+    PARAMETERS = "parameters"  # a module's parameters: leaves that require grad (`parameters()`)
+    BUFFERS = "buffers"  # a module's buffers: tensors without grad
+    ITEM = "item"  # one of the items the receiver holds (`list.pop`, `dict.get`)
     CONTEXT = "context"  # a context manager (see `grad_mode`)
     FUNCTION = "function"  # a callable (a transform such as `torch.func.grad`, `functools.partial`)
     NONE = "none"
@@ -50,6 +53,8 @@ class Role(Enum):
     RECEIVER = "receiver"
     ARGUMENT = "argument"  # the first positional argument
     ARGUMENTS = "arguments"  # every argument
+    LAST = "last"  # the last positional argument (`insert(i, x)`, `setdefault(key, value)`)
+    ITEMS = "items"  # the items of the first argument (`extend`)
     RESULT = "result"
 
 
@@ -138,12 +143,28 @@ class Fact:
     # A caching decorator: the decorator that does the same without caching ("" for none at all).
     uncached: str | None = None
     evidence: bool = False  # a method only a module has: the receiver is a module
+    # A builtin that makes a container of what its arguments hold: "list" or "tuple" (of the items
+    # of its argument), "zip" (tuples of the items of each), "enumerate" (index and item), "items".
+    collects: str | None = None
+    pure: bool = False  # no effect, and a result fixed by its arguments: a condition over it is stable
+    registers: Returns | None = None  # `register_buffer(name, t)` (BUFFERS) or a parameter (PARAMETERS)
+    clears: bool = False  # empties the container it is called on
+    updates_weights: bool = False  # an optimizer's update: the weights change in place
     source: str = "hand"  # "hand", "torch" (generated from the installed torch) or "config"
 
     @property
     def key(self) -> tuple[str, Receiver | None]:
         """How the lookup finds this fact."""
         return (self.name, self.receiver)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family of classes under one qualified prefix (`torch.nn.`): a class of it without a fact of
+    its own is still known by what its family makes."""
+
+    prefix: str
+    returns: Returns
 
 
 def facts(names: Iterable[str], receiver: Receiver | None = None, **fields: Any) -> tuple[Fact, ...]:

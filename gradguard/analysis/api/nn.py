@@ -3,9 +3,12 @@ and the methods every module has."""
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Fact, Receiver, Returns, facts, prefixed
+from gradguard.analysis.api.facts import Fact, Family, Receiver, Returns, facts, prefixed
 
 M = Receiver.MODULE
+
+# Any other class of torch.nn is a module (`torch.nn.Conv2d`, `torch.nn.TransformerEncoderLayer`).
+FAMILIES: tuple[Family, ...] = (Family("torch.nn.", Returns.MODULE),)
 
 FACTS: tuple[Fact, ...] = (
     *prefixed("torch.nn.", (
@@ -30,13 +33,16 @@ FACTS: tuple[Fact, ...] = (
            returns=Returns.RECEIVER),
     Fact("requires_grad_", M, returns=Returns.RECEIVER, sets_requires_grad=True, evidence=True),
     # Methods that show the receiver is a module.
-    *facts(("parameters", "named_parameters", "buffers"), M, returns=Returns.DATA, evidence=True),
+    *facts(("parameters", "named_parameters"), M, returns=Returns.PARAMETERS, evidence=True),
+    Fact("buffers", M, returns=Returns.BUFFERS, evidence=True),
+    Fact("named_buffers", M, returns=Returns.BUFFERS),
     *facts(("train", "eval", "half", "apply"), M, returns=Returns.RECEIVER, evidence=True),
     *facts(("zero_grad", "load_state_dict"), M, returns=Returns.NONE, evidence=True),
     *facts(("state_dict", "named_modules"), M, returns=Returns.DATA, evidence=True),
     Fact("modules", M, returns=Returns.DATA, evidence=True, submodules="all"),
     Fact("children", M, returns=Returns.DATA, evidence=True, submodules="children"),
-    *facts(("forward", "register_parameter", "add_module", "get_parameter", "named_children", "extra_repr",
-            "named_buffers"), M, returns=Returns.UNKNOWN),
-    Fact("register_buffer", M, returns=Returns.NONE),
+    *facts(("forward", "add_module", "get_parameter", "named_children", "extra_repr"), M, returns=Returns.UNKNOWN),
+    # The tensor registered is kept by the module: a buffer without grad, or a parameter.
+    Fact("register_buffer", M, returns=Returns.NONE, registers=Returns.BUFFERS),
+    Fact("register_parameter", M, returns=Returns.NONE, registers=Returns.PARAMETERS),
 )

@@ -2,23 +2,39 @@
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Fact, Returns, facts
+from gradguard.analysis.api.facts import Fact, Receiver, Returns, Role, facts
+
+C = Receiver.CONTAINER
 
 FACTS: tuple[Fact, ...] = (
     # The builtin sum adds: an AddBackward node saves no tensor.
     Fact("sum", returns=Returns.DERIVED, saves=False),
     # max/min compare and hand back one of their arguments: no new node.
     *facts(("max", "min"), returns=Returns.DERIVED, saves=False),
-    *facts(("float", "int", "bool", "str", "repr", "len", "isinstance", "issubclass", "id", "hash",
-            "type", "format", "round", "math.isnan", "math.isfinite", "math.isinf", "numpy.array",
-            "numpy.asarray", "numpy.mean"), returns=Returns.VALUE),
+    *facts(("float", "int", "bool", "str", "repr", "id", "hash", "type", "format", "round", "math.isnan",
+            "math.isfinite", "math.isinf", "numpy.array", "numpy.asarray", "numpy.mean"), returns=Returns.VALUE),
+    # Pure: a condition over them holds the same until their arguments change.
+    *facts(("len", "isinstance", "issubclass", "callable"), returns=Returns.VALUE, pure=True),
     # numpy arrays: a tensor stored into one (`buf[i] = logprob`) is converted to a number, graph dropped.
     *facts(("numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "numpy.zeros_like", "numpy.ones_like",
             "numpy.empty_like", "numpy.full_like", "numpy.arange"), returns=Returns.VALUE),
     # `hasattr(obj, "name")`: true for an object of a class of the project that defines `name`.
-    Fact("hasattr", returns=Returns.VALUE, attribute_test=True),
+    Fact("hasattr", returns=Returns.VALUE, attribute_test=True, pure=True),
     *facts(("print", "logging.info", "logging.debug", "logging.warning"), returns=Returns.NONE),
     *facts(("range", "iter", "open"), returns=Returns.DATA),
+    # Containers made of what the arguments hold (what they return is what `collects` says).
+    Fact("list", collects="list"),
+    Fact("tuple", collects="tuple"),
+    Fact("zip", collects="zip"),
+    Fact("enumerate", collects="enumerate"),
+    *facts(("reversed", "sorted", "next", "set", "dict"), collects="items"),
     # A property's method runs on every read of its attribute.
     Fact("property", returns=Returns.FUNCTION, accessor=True),
+    # The methods of lists, dicts, sets and deques: what they keep, hand out or drop.
+    *facts(("append", "add", "appendleft"), C, returns=Returns.NONE, stores=Role.ARGUMENT),
+    *facts(("insert", "setdefault", "update"), C, returns=Returns.NONE, stores=Role.LAST),
+    *facts(("extend", "extendleft"), C, returns=Returns.NONE, stores=Role.ITEMS),
+    Fact("clear", C, returns=Returns.NONE, clears=True),
+    *facts(("pop", "popleft", "get"), C, returns=Returns.ITEM),
+    *facts(("values", "items", "copy"), C, returns=Returns.RECEIVER),
 )

@@ -1,0 +1,14 @@
+"""The libraries gradguard knows from facts, never by reading their source."""
+
+from __future__ import annotations
+
+# Top-level packages: an import from one of them is not followed into a project module of the same
+# name, and an object made by one of them is no part of the user's program.
+KNOWN: frozenset[str] = frozenset(
+    {"torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas", "math", "random",
+     "os", "sys", "time", "json", "re", "logging", "argparse", "functools", "itertools", "collections",
+     "typing", "dataclasses", "pathlib", "copy", "abc", "enum", "lightning", "pytorch_lightning",
+     "transformers", "accelerate", "deepspeed", "diffusers", "mmcv", "mmengine", "tqdm", "wandb",
+     "tensorboard", "matplotlib", "sklearn", "PIL", "cv2", "timm", "einops", "pytest", "unittest",
+     "warnings", "contextlib", "inspect", "pickle", "shutil", "subprocess", "gym", "gymnasium", "builtins"}
+)
