@@ -7,6 +7,7 @@ statements take the indentation and line ending of the code around them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 import libcst as cst
@@ -200,6 +201,27 @@ def used_between(facts: FileFacts, first: cst.CSTNode, last: cst.CSTNode, name: 
     body = list(block.body)  # type: ignore[attr-defined]
     start, end = body.index(first), body.index(last)
     return any(reads_name(s, name) for s in body[start + 1 : end])
+
+
+def read_in_rows(facts: FileFacts, names: list[str], start: int, end: int,
+                 reports: Callable[[cst.Call], bool]) -> bool:
+    """Whether code on rows `start+1 .. end` reads one of `names`, other than in a statement that
+    only reports it (a bare call for which `reports` holds: `print(g)`, `self.log("g", g)`)."""
+    wanted = set(names)
+
+    class Reads(cst.CSTVisitor):
+        found = False
+
+        def visit_Expr(self, node: cst.Expr) -> bool:
+            return not (isinstance(node.value, cst.Call) and reports(node.value))
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in wanted and start < facts.span(node).start.row <= end:
+                self.found = True
+
+    reads = Reads()
+    facts.module.visit(reads)
+    return reads.found
 
 
 def target_names(statement: cst.CSTNode | None) -> list[str]:

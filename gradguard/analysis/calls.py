@@ -8,7 +8,7 @@ import libcst as cst
 
 from gradguard.analysis import knowledge as K
 from gradguard.analysis import api
-from gradguard.analysis.api import Fact, Returns, parametrize
+from gradguard.analysis.api import Collects, Computes, Fact, Receiver, Returns, Role, When, parametrize
 from gradguard.analysis.names import canonical, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
@@ -26,6 +26,9 @@ from gradguard.analysis.values import (
 )
 
 Args = list[tuple[cst.BaseExpression | None, Value]]
+
+# The heap's object for the hooks registered on modules, keyed by the registering method.
+HOOKS = "<hooks>"
 
 
 class CallEvaluation:
@@ -116,7 +119,7 @@ class CallEvaluation:
         if callee.kind is Kind.CLASS and isinstance(callee.ref, ClassInfo):
             return self.instantiate(callee.ref, args, kwargs, state, frame, call, label)
         if callee.kind is Kind.INSTANCE and isinstance(callee.ref, ClassInfo):
-            method = self.method_of(callee.ref, "forward") or self.method_of(callee.ref, "__call__")
+            method = self.method_of(callee.ref, api.FORWARD) or self.method_of(callee.ref, "__call__")
             if method is not None and callee.ref.is_module and (
                     frame.depth >= self.max_depth or any(method is f for f in self.active)):
                 # A module nested in one of its own class (U-Net blocks), or too deep to follow:
@@ -211,14 +214,15 @@ class CallEvaluation:
     def run_hooks(self, call: cst.Call, module: Value, args: Args, output: Value, state: State,
                   frame: Frame) -> Value:
         """Forward hooks registered on modules see every module call's output."""
-        hooks = state.heap.get(("<hooks>", "forward"))
-        if hooks is None or hooks.elems is None:
-            return output
-        for hook in hooks.elems:
-            if hook.kind is Kind.FUNCTION and isinstance(hook.ref, FunctionInfo):
-                inputs = self.container_of(Kind.TUPLE, [v for _, v in args])
-                self.call_function(hook.ref, [(None, module), (None, inputs), (None, output)], {},
-                                   state, frame, None, call)
+        seen = {"module": module, "input": self.container_of(Kind.TUPLE, [v for _, v in args]), "output": output}
+        for fact in api.forward_hooks():
+            hooks = state.heap.get((HOOKS, fact.name))
+            if hooks is None or hooks.elems is None or fact.calls is None:
+                continue
+            for hook in hooks.elems:
+                if hook.kind is Kind.FUNCTION and isinstance(hook.ref, FunctionInfo):
+                    passed = [(None, seen.get(part, UNKNOWN)) for part in fact.calls.passes]
+                    self.call_function(hook.ref, passed, {}, state, frame, None, call)
         return output
 
     def eval_known_call(self, call: cst.Call, name: str, state: State, frame: Frame) -> Value:
@@ -256,15 +260,15 @@ class CallEvaluation:
                 data = data_with(values)
                 return replace(data, via=tuple(self.reads_of(args, state, frame, None))) if data.nodes else data
             via = tuple(self.reads_of(args, state, frame, None))
-            paired = collects in ("zip", "enumerate")
+            paired = collects in (Collects.ZIP, Collects.ENUMERATE)
             elements = [self.element_of(v) for v in values] if paired else []
             if any(e.kind in (Kind.MODULE, Kind.INSTANCE) for e in elements):
                 # `enumerate(self.layers)`: each item a tuple of what the iterables hold, modules kept.
-                item = Value(Kind.TUPLE, elems=(SCALAR, *elements) if collects == "enumerate" else tuple(elements))
+                item = Value(Kind.TUPLE, elems=(SCALAR, *elements) if collects is Collects.ENUMERATE else tuple(elements))
                 merged = self.container_of(Kind.LIST, elements)
                 return replace(merged, ref=item, via=via or merged.via)
-            if collects in ("list", "tuple") and values and values[0].kind in (Kind.LIST, Kind.TUPLE):
-                merged = replace(values[0], kind=Kind.LIST if collects == "list" else Kind.TUPLE)
+            if collects in (Collects.LIST, Collects.TUPLE) and values and values[0].kind in (Kind.LIST, Kind.TUPLE):
+                merged = replace(values[0], kind=Kind.LIST if collects is Collects.LIST else Kind.TUPLE)
             else:
                 merged = self.container_of(Kind.LIST, [self.element_of(v) if paired else v for v in values])
             return replace(merged, via=via or merged.via)
@@ -298,7 +302,7 @@ class CallEvaluation:
             result = replace(result, qual=name)
         return result
 
-    def with_computed_weight(self, call: cst.Call, when: str, args: Args, kwargs: dict[str, Value],
+    def with_computed_weight(self, call: cst.Call, when: Computes, args: Args, kwargs: dict[str, Value],
                              state: State) -> Value:
         """`weight_norm(module)`, `register_parametrization(module, "weight", P())`: the module,
         whose attribute is computed from its parameters from now on (see `module_weight`)."""
@@ -314,7 +318,7 @@ class CallEvaluation:
                                next((v for v in kwargs.values() if v.kind in (Kind.INSTANCE, Kind.MODULE)), None))
         kept = tuple(w for w in module.weights if w[0] != name)
         made = (name, when, parametrization, self.site(call))
-        updated = replace(module, weights=kept if when == "removed" else (*kept, made))
+        updated = replace(module, weights=kept if when is Computes.REMOVED else (*kept, made))
         state.replace_everywhere(module, updated)  # registered in place on the module
         return updated
 
@@ -382,6 +386,30 @@ class CallEvaluation:
             return [label]
         return []
 
+    @staticmethod
+    def _called_back(fact: Fact, args: Args, kwargs: dict[str, Value]) -> Value | None:
+        """The argument a call calls back (`step(closure)`, `register_forward_hook(hook)`), if passed."""
+        if fact.calls is None:
+            return None
+        where = fact.calls.argument
+        if isinstance(where, int):
+            if len(args) > where:
+                return args[where][1]
+            return kwargs.get(fact.calls.keyword) if fact.calls.keyword else None
+        return kwargs.get(where)
+
+    def _keeps_module(self, method: str, receiver: Value, label: str | None) -> Value | None:
+        """What a module's or an optimizer's bookkeeping method (`to`, `train`, `zero_grad`) returns
+        when the receiver is one: the receiver itself, or None."""
+        if not (receiver.kind in (Kind.MODULE, Kind.OPTIMIZER, Kind.INSTANCE) or label in self.module_names):
+            return None
+        if self._module_returns(method) is Returns.RECEIVER:
+            return receiver
+        optimizer = api.method(method, Receiver.OPTIMIZER)
+        if optimizer is not None and optimizer.returns is Returns.NONE and optimizer.stores is None:
+            return receiver
+        return None
+
     def _literal_kwarg(self, call: cst.Call, keyword: str) -> bool | None:
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == keyword:
@@ -396,9 +424,24 @@ class CallEvaluation:
             return None
         first = call.args[0].value
         if isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute) \
-                and first.func.attr.value in ("parameters", "named_parameters"):
+                and self._module_returns(first.func.attr.value) is Returns.PARAMETERS:
             return indexed(first.func.value)
         return None
+
+    @staticmethod
+    def _module_returns(method: str) -> Returns | None:
+        fact = api.method(method, Receiver.MODULE)
+        return fact.returns if fact is not None else None
+
+    def _set_requires_grad(self, call: cst.Call, receiver: Value, label: str | None, state: State,
+                           frame: Frame) -> bool | None:
+        """`requires_grad_(flag)`: freezes or unfreezes what the receiver holds; the flag, when literal."""
+        wanted = self._literal_positional(call, default=True)
+        if wanted is False:
+            self.freeze(receiver, label, state, frame)
+        elif wanted is True:
+            self.unfreeze(receiver, label, state, frame)
+        return wanted
 
     def eval_method_call(self, call: cst.Call, func: cst.Attribute, state: State, frame: Frame) -> Value:
         method = func.attr.value
@@ -415,12 +458,9 @@ class CallEvaluation:
         own = self.method_of(receiver.ref, method) if isinstance(receiver.ref, ClassInfo) else None
         if receiver.kind in (Kind.INSTANCE, Kind.MODULE) and method in K.MODULE_RETURNS_SELF and own is None:
             args, _ = self.eval_args(call, state, frame)
-            if method == "requires_grad_":
-                wanted = self._literal_positional(call, default=True)
-                if wanted is False:
-                    self.freeze(receiver, label, state, frame)
-                elif wanted is True:
-                    self.unfreeze(receiver, label, state, frame)
+            fact = api.method(method, Receiver.MODULE)
+            if fact is not None and fact.sets_requires_grad:
+                self._set_requires_grad(call, receiver, label, state, frame)
             return receiver
         if method in K.SUBMODULE_METHODS and own is None and receiver.kind is Kind.INSTANCE \
                 and isinstance(receiver.ref, ClassInfo):
@@ -435,26 +475,30 @@ class CallEvaluation:
                     result = self.call_function(info, args, kwargs, state, frame, receiver, call)
                 finally:
                     self.owners.pop()
-                if "step" in method and receiver.ref.is_optimizer:
+                if receiver.ref.is_optimizer and any(update in method for update in api.weight_updates()):
                     # An optimizer of this file (SAM's first_step/second_step) updates weights.
                     self.optimizer_step(receiver, label, state)
                 return result
-            if method in ("parameters", "named_parameters", "buffers"):
+            module_fact = api.method(method, Receiver.MODULE)
+            if module_fact is not None and module_fact.returns in (Returns.PARAMETERS, Returns.BUFFERS) \
+                    and module_fact.evidence:
                 self.eval_args(call, state, frame)
-                return Value(Kind.LIST, grad=method != "buffers",
-                             label=f"params:{label}" if label and method != "buffers" else None)
-            if method in ("register_buffer", "register_parameter") and call.args:
+                parameters = module_fact.returns is Returns.PARAMETERS
+                return Value(Kind.LIST, grad=parameters, label=f"params:{label}" if label and parameters else None)
+            if module_fact is not None and module_fact.registers is not None and call.args:
                 args, _ = self.eval_args(call, state, frame)
                 name_node = call.args[0].value
                 if isinstance(name_node, cst.SimpleString) and len(args) > 1:
-                    stored = cut(args[1][1]) if method == "register_buffer" else Value(Kind.TENSOR, grad=True)
+                    stored = (cut(args[1][1]) if module_fact.registers is Returns.BUFFERS
+                              else Value(Kind.TENSOR, grad=True))
                     key = (receiver.ref.key, name_node.evaluated_value)
                     state.heap[key] = stored
                     statement = self.statement(frame)
                     if statement is not None:
                         state.hdefs[key] = frozenset({statement})
                 return NONE
-            if method == "manual_backward":
+            own_backward = api.method(method, Receiver.LIGHTNING)
+            if own_backward is not None and own_backward.backward is not None:
                 args, kwargs = self.eval_args(call, state, frame)
                 self.backward(call, args[:1], kwargs, state, frame, positional_retain=None)
                 return NONE
@@ -469,7 +513,7 @@ class CallEvaluation:
                 if attribute.kind is Kind.TENSOR:
                     attribute = Value(Kind.MODULE, label=dotted(func))
                 return self.call_value(call, attribute, dotted(func), args, kwargs, state, frame)
-        if method == "backward":
+        if method in api.backward_methods():
             args, kwargs = self.eval_args(call, state, frame)
             if receiver.nodes or receiver.grad or not args:
                 self.backward(call, [(func.value, receiver)], kwargs, state, frame,
@@ -486,22 +530,20 @@ class CallEvaluation:
             return cut(receiver) if receiver.kind is not Kind.DATA else DATA
         if method in K.INPLACE_CUT_METHODS:
             self.eval_args(call, state, frame)
-            if method == "requires_grad_":
-                wanted = self._literal_positional(call, default=True)
-                if wanted is False:
-                    self.freeze(receiver, label, state, frame)
+            tensor_fact = api.method(method, Receiver.TENSOR)
+            if tensor_fact is not None and tensor_fact.sets_requires_grad:
+                if self._set_requires_grad(call, receiver, label, state, frame) is False:
                     return receiver
-                if wanted is True:
-                    self.unfreeze(receiver, label, state, frame)
                 updated = replace(receiver, grad=True)
             else:
                 updated = cut(receiver)
             state.replace_everywhere(receiver, updated)
             return updated
-        if method in ("append", "extend", "insert", "add", "update", "appendleft", "setdefault"):
+        held = api.method(method, Receiver.CONTAINER)
+        if held is not None and held.stores is not None:
             args, kwargs = self.eval_args(call, state, frame)
-            item = args[-1][1] if args else UNKNOWN
-            if method == "extend" and item.kind in (Kind.LIST, Kind.TUPLE):
+            item = (args[0][1] if held.stores is not Role.LAST else args[-1][1]) if args else UNKNOWN
+            if held.stores is Role.ITEMS and item.kind in (Kind.LIST, Kind.TUPLE):
                 item = replace(item, kind=Kind.UNKNOWN, elems=None)
             if receiver.kind in (Kind.LIST, Kind.DICT) or (
                     receiver.kind is Kind.UNKNOWN and not receiver.grad and not receiver.nodes):
@@ -515,51 +557,59 @@ class CallEvaluation:
                         self.note_accumulation(func.value, item, args[-1][0], statement, state, frame, container=True)
                 return NONE
             return NONE
-        if method in ("clear",) and receiver.kind in (Kind.LIST, Kind.DICT, Kind.UNKNOWN):
+        if held is not None and held.clears and receiver.kind in (Kind.LIST, Kind.DICT, Kind.UNKNOWN):
             statement = self.statement(frame)
             if statement is not None:
                 self.store_in_place(func.value, Value(receiver.kind if receiver.kind is not Kind.UNKNOWN else Kind.LIST),
                                     state, frame, statement)
             return NONE
-        if method in ("pop", "popleft", "get", "values", "items", "copy") and receiver.kind in (Kind.LIST, Kind.DICT, Kind.UNKNOWN):
+        if held is not None and held.returns in (Returns.ITEM, Returns.RECEIVER) \
+                and receiver.kind in (Kind.LIST, Kind.DICT, Kind.UNKNOWN):
             self.eval_args(call, state, frame)
-            if method in ("values", "items", "copy"):
+            if held.returns is Returns.RECEIVER:
                 return receiver
             return self.element_of(receiver) if receiver.kind is not Kind.UNKNOWN else receiver
-        if method == "step" and receiver.kind is Kind.OPTIMIZER:
+        update = api.method(method, Receiver.OPTIMIZER)
+        if update is not None and update.updates_weights and receiver.kind is Kind.OPTIMIZER:
             args, kwargs = self.eval_args(call, state, frame)
-            closure = args[0][1] if args else kwargs.get("closure")
+            closure = self._called_back(update, args, kwargs)
             if closure is not None and closure.kind is Kind.FUNCTION and isinstance(closure.ref, FunctionInfo):
                 times = 2 if receiver.qual in K.MULTI_CLOSURE_OPTIMIZERS else 1
                 for _ in range(times):
                     self.call_function(closure.ref, [], {}, state, frame, None, call)
             self.optimizer_step(receiver, label, state, call, frame)
             return UNKNOWN
-        if method in ("zero_grad", "train", "eval", "to", "cuda", "cpu") and (
-                receiver.kind in (Kind.MODULE, Kind.OPTIMIZER, Kind.INSTANCE) or label in self.module_names):
+        kept = self._keeps_module(method, receiver, label)
+        if kept is not None:
             self.eval_args(call, state, frame)
-            return receiver
-        if method == "register_forward_hook":
-            args, _ = self.eval_args(call, state, frame)
-            if args:
-                hooks = state.heap.get(("<hooks>", "forward"))
+            return kept
+        hook = api.method(method, Receiver.MODULE)
+        if hook is not None and hook.calls is not None and hook.calls.when is When.FORWARD:
+            args, kwargs = self.eval_args(call, state, frame)
+            registered = self._called_back(hook, args, kwargs)
+            if registered is not None:
+                hooks = state.heap.get((HOOKS, method))
                 existing = hooks.elems if hooks is not None and hooks.elems is not None else ()
-                hook = args[0][1]
-                if not any(h is hook or (h.ref is not None and h.ref is hook.ref) for h in existing):
+                if not any(h is registered or (h.ref is not None and h.ref is registered.ref) for h in existing):
                     # One registration stands for all of the same function (a loop over layers).
-                    state.heap[("<hooks>", "forward")] = Value(Kind.TUPLE, elems=(*existing, hook))
+                    state.heap[(HOOKS, method)] = Value(Kind.TUPLE, elems=(*existing, registered))
             return UNKNOWN
-        if method == "sample" and receiver.qual and receiver.qual.startswith(K.DISTRIBUTION_PREFIX):
+        family = api.family_of(receiver.qual) if receiver.qual else None
+        drawn = api.method(method, Receiver.DISTRIBUTION) if family is not None else None
+        if drawn is not None and family is not None and family.returns is Returns.DISTRIBUTION \
+                and drawn.returns is Returns.FRESH:
             self.eval_args(call, state, frame)
             return FRESH
-        if method in ("prepare", "setup", "setup_module", "setup_optimizers") and not receiver.nodes:
+        wrapper = api.method(method, Receiver.ACCELERATOR)
+        if wrapper is not None and wrapper.returns in (Returns.ARGUMENT, Returns.ARGUMENTS) and not receiver.nodes:
             # accelerate's `prepare` and Fabric's `setup` hand their arguments back, wrapped.
             args, _ = self.eval_args(call, state, frame)
             values = [v for _, v in args]
-            if len(values) == 1:
+            if len(values) == 1 or (values and wrapper.returns is Returns.ARGUMENT):
                 return values[0]
             return Value(Kind.TUPLE, elems=tuple(values)) if values else UNKNOWN
-        if method == "scale" and receiver.kind is not Kind.TENSOR:
+        scaler = api.method(method, Receiver.SCALER)
+        if scaler is not None and scaler.returns is Returns.ARGUMENT and receiver.kind is not Kind.TENSOR:
             args, kwargs = self.eval_args(call, state, frame)
             return args[0][1] if args else UNKNOWN
         args, kwargs = self.eval_args(call, state, frame)
@@ -569,9 +619,10 @@ class CallEvaluation:
             state.replace_everywhere(receiver, updated)
             return updated
         if receiver.kind is Kind.MODULE or (label is not None and label in self.module_names):
-            if method in ("parameters", "named_parameters"):
+            returns = self._module_returns(method)
+            if returns is Returns.PARAMETERS:
                 return Value(Kind.LIST, grad=True, label=f"params:{label}")
-            if method in K.MODULE_EVIDENCE_METHODS or method in ("named_buffers",):
+            if method in K.MODULE_EVIDENCE_METHODS or returns is Returns.BUFFERS:
                 return UNKNOWN
             # A method of a frozen module (`vae.encode(x)`) makes no graph of its own either.
             frozen = self.is_frozen(label, state) or self.frozen_depth > 0

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from gradguard.analysis import knowledge as K
 from gradguard.analysis.names import dotted
 
-# Builtins that read their arguments without side effects: a test calling them is still an atom.
-_PURE_CALLS = frozenset({"len", "isinstance", "hasattr", "callable"})
 # How many separate path partitions a block keeps before it forgets the oldest condition.
 MAX_PARTS = 4
 
@@ -75,7 +74,8 @@ def key_of(expr: cst.BaseExpression) -> str | None:
             return None
         word = "and" if isinstance(expr.operator, cst.And) else "or"
         return f"({left} {word} {right})"
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _PURE_CALLS:
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in K.PURE_CALLS:
+        # A builtin that reads its arguments without effects: a test calling it is still an atom.
         args = [key_of(a.value) for a in expr.args if a.keyword is None and not a.star]
         if len(args) != len(expr.args) or any(a is None for a in args):
             return None

@@ -12,7 +12,9 @@ from enum import Enum, auto
 
 import libcst as cst
 
-from gradguard.analysis.knowledge import MODULE_EVIDENCE_METHODS, MODULE_METHODS
+from gradguard.analysis import api
+from gradguard.analysis import knowledge as K
+from gradguard.analysis.api import Receiver, Returns
 from gradguard.analysis.names import canonical, dotted, qualify
 
 
@@ -50,13 +52,11 @@ def annotated_role(annotation: cst.Annotation | None, imports: dict[str, str]) -
     if name is None:
         return None
     name = canonical(name)
-    if name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper():
-        return Role.OPTIMIZER
-    if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper():
-        return Role.MODULE
-    if name.startswith("torch.utils.data."):
-        return Role.DATA
-    return None
+    makes = api.makes(name)
+    return _ANNOTATED.get(makes) if makes is not None else None
+
+
+_ANNOTATED = {Returns.OPTIMIZER: Role.OPTIMIZER, Returns.MODULE: Role.MODULE, Returns.DATA: Role.DATA}
 
 
 class _Uses(cst.CSTVisitor):
@@ -74,18 +74,18 @@ class _Uses(cst.CSTVisitor):
                 receiver = dotted(func.value)
                 method = func.attr.value
                 if receiver is not None:
-                    if method == "step":
+                    if method in K.WEIGHT_UPDATES:
                         self.stepped.add(receiver)
-                    elif method in MODULE_EVIDENCE_METHODS and method != "zero_grad":
+                    elif method in K.MODULE_EVIDENCE_METHODS and api.method(method, Receiver.OPTIMIZER) is None:
                         self.module_like.add(receiver)
-                    elif method == "forward":
+                    elif method == api.FORWARD:
                         self.module_like.add(receiver)
-                if method not in MODULE_METHODS and method != "step":
+                if method not in K.MODULE_METHODS and method not in K.WEIGHT_UPDATES:
                     # `self.model(x)` calls the attribute itself (a method call on `self` is not).
                     self.called.add(name)
             else:
                 self.called.add(name)
-        if isinstance(func, cst.Name) and func.value in ("enumerate", "iter", "zip") and node.args:
+        if isinstance(func, cst.Name) and func.value in K.ITERATING_CALLS and node.args:
             for arg in node.args:
                 target = dotted(arg.value)
                 if target is not None:

@@ -13,7 +13,7 @@ from dataclasses import replace
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.api import Fact, declared_facts, lookup
+from gradguard.analysis.api import FORWARD, Computes, Fact, builtin_names, declared_facts, lookup
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
 from gradguard.analysis.calls import Args, CallEvaluation
 from gradguard.analysis.evidence import Role, roles_in
@@ -298,7 +298,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
 
     def bound_elsewhere(self, name: str, state: State, frame: Frame) -> bool:
         """A name the interpreter knows by other means (an import, a builtin)."""
-        return name in frame.imports or name in self.imports or name in _BUILTINS
+        return name in frame.imports or name in self.imports or name in builtin_names()
 
     def store_name(self, name: str, value: Value, state: State, frame: Frame, statement: cst.CSTNode) -> None:
         """Bind a variable in the right frame, remembering the statement that assigned it."""
@@ -363,7 +363,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         if isinstance(head, cst.Name) and self.lookup(head.value, state, frame) is not None:
             return None
         name = qualify(expr, frame.imports) or qualify(expr, self.imports)
-        if name is None and isinstance(expr, cst.Name) and expr.value in _BUILTINS:
+        if name is None and isinstance(expr, cst.Name) and expr.value in builtin_names():
             return expr.value
         if name is not None and self.project is not None and self.project_value(name, frame.module) is not None:
             return None
@@ -409,7 +409,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 state.assign_invalidates(heap=key)
                 state.heap[key] = value
                 state.hdefs[key] = frozenset({statement})
-                if target.attr.value == "automatic_optimization":
+                if target.attr.value in K.MANUAL_FLAGS and not (isinstance(source, cst.Name) and source.value == "True"):
                     owner.ref.manual_optimization = True
             elif target.attr.value == "requires_grad":
                 holder_value = self.peek(target.value, state, frame)
@@ -677,11 +677,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
         when, parametrization, made = next((w, p, m) for attr, w, p, m in module.weights if attr == name)
         key = ("<weights>", f"{made}.{name}")
         shown = f"{text}.{name}" if text is not None else name
-        kept_here = when == "forward" or bool(self.cached_blocks)
-        if kept_here and not (forward and when == "forward"):
+        kept_here = when is Computes.FORWARD or bool(self.cached_blocks)
+        if kept_here and not (forward and when is Computes.FORWARD):
             kept = state.heap.get(key)  # type: ignore[call-overload]
             if kept is not None and kept is not UNKNOWN:
-                if when == "read":
+                if when is Computes.READ:
                     # Handed out again by the block, the graph of its first computation.
                     self.memoised.update((n, None) for n in kept.nodes)
                 if kept.nodes:
@@ -692,7 +692,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     kept = replace(kept, via=(read,))
                 return kept
         leaf = Value(Kind.TENSOR, grad=True)
-        method = self.method_of(parametrization.ref, "forward") \
+        method = self.method_of(parametrization.ref, FORWARD) \
             if parametrization is not None and isinstance(parametrization.ref, ClassInfo) else None
         if method is not None:
             value = self.call_function(method, [(None, leaf)], {}, state, frame, parametrization, node)
@@ -703,7 +703,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             statement = self.statement(frame)
             if statement is not None:
                 state.hdefs[key] = frozenset({statement})  # type: ignore[index]
-            if when == "read":
+            if when is Computes.READ:
                 self.cached_blocks[-1].add(key)
         return value
 
@@ -900,10 +900,6 @@ def _shape(value: Value) -> str:
     return "tensor"
 
 
-_BUILTINS = frozenset({"float", "int", "bool", "str", "repr", "len", "print", "isinstance", "range",
-                       "enumerate", "zip", "reversed", "list", "tuple", "sorted", "iter", "next",
-                       "sum", "max", "min", "set", "hasattr", "type", "format", "round", "open", "id",
-                       "hash", "issubclass", "dict"})
 
 
 def role_value(role: Role | None, label: str | None) -> Value:

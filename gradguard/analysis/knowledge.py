@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from gradguard.analysis import api
-from gradguard.analysis.api import distributions, packages, torch_ops
+from gradguard.analysis.api import distributions, packages, torch_ops, torch_tensor
+from gradguard.analysis.api.packages import TORCH
 from gradguard.analysis.api.facts import (
     Backward,
     Fact,
@@ -31,39 +32,39 @@ def _names(keep: Callable[[Fact], bool], receiver: Receiver | None | str = None)
 
 
 def _torch_tensor_cuts() -> frozenset[str]:
-    tensor = _names(lambda f: f.returns in (Returns.CUT, Returns.VALUE) and f.source != "torch", Receiver.TENSOR)
+    tensor = _names(lambda f: f.returns in (Returns.CUT, Returns.VALUE) and not f.generated, Receiver.TENSOR)
     integer = _names(lambda f: torch_ops.integer_result(torch_ops.TENSOR_PREFIX + f.name), Receiver.TENSOR)
     return tensor | integer
 
 
 def _cut_functions() -> frozenset[str]:
-    plain = _names(lambda f: f.source != "torch" and f.backward is None and (
+    plain = _names(lambda f: not f.generated and f.backward is None and (
         f.returns in (Returns.CUT, Returns.VALUE, Returns.NONE) or f.grad_mode is not None))
-    integer = _names(lambda f: f.name.startswith("torch.") and torch_ops.integer_result(f.name))
+    integer = _names(lambda f: f.name.startswith(TORCH + ".") and torch_ops.integer_result(f.name))
     return plain | integer
 
 
 def _lightning() -> frozenset[str]:
-    return _names(lambda f: f.base is not None and f.base.manual_flag == "automatic_optimization")
+    return _names(lambda f: f.base is not None and f.base.manual_flag is not None)
 
 
 _DERIVED: dict[str, Callable[[], Any]] = {
     # Calls that start a backward pass over their first argument (or over the receiver for methods).
     "BACKWARD_FUNCTIONS": lambda: _names(lambda f: f.backward is Backward.BACKWARD and "." in f.name
-                                         and f.name.startswith("torch.")),
+                                         and f.name.startswith(TORCH + ".")),
     "GRAD_FUNCTIONS": lambda: _names(lambda f: f.backward is Backward.GRAD),
     # Methods whose result no longer carries the receiver's graph.
     "CUT_METHODS": _torch_tensor_cuts,
     # In-place methods that cut the receiver's graph, or that set its requires_grad flag.
-    "INPLACE_CUT_METHODS": lambda: _names(lambda f: f.cuts is Role.RECEIVER and f.source != "torch"
+    "INPLACE_CUT_METHODS": lambda: _names(lambda f: f.cuts is Role.RECEIVER and not f.generated
                                           or f.sets_requires_grad, Receiver.TENSOR),
     # In-place methods that add an operation on top of the receiver's own graph (it is kept).
     "INPLACE_OPS": lambda: _names(lambda f: f.inplace and f.keeps_history is True, Receiver.TENSOR),
     # Builtins and library functions whose result carries no graph at all.
     "CUT_FUNCTIONS": _cut_functions,
     # Factories of fresh tensors: no graph unless `requires_grad=True` makes them leaves.
-    "FACTORIES": lambda: _names(lambda f: f.returns is Returns.FRESH and f.source != "torch"
-                                and f.name.startswith("torch.")),
+    "FACTORIES": lambda: _names(lambda f: f.returns is Returns.FRESH and not f.generated
+                                and f.name.startswith(TORCH + ".")),
     "PARAMETER_TYPES": lambda: _names(lambda f: f.returns is Returns.LEAF),
     # Context managers that switch graph building off (or on again) in their block.
     "NO_GRAD": lambda: _names(lambda f: f.grad_mode in (GradMode.OFF, GradMode.INFERENCE)),
@@ -86,16 +87,21 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "DISTRIBUTION_PREFIX": lambda: distributions.PREFIX,
     # Base classes whose training loop calls backward on what `training_step` returns.
     "LIGHTNING_MODULES": _lightning,
+    # The attributes that, set False, hand backward to the user; the methods backward() runs on otherwise.
+    "MANUAL_FLAGS": lambda: frozenset(f.base.manual_flag for f in api.all_facts()
+                                      if f.base is not None and f.base.manual_flag is not None),
+    "MANUAL_BACKWARD_ON": lambda: frozenset(m for f in api.all_facts()
+                                            if f.base is not None and f.base.manual_flag is not None
+                                            for m in f.base.backward_on),
     # Trainers that call backward on what an overridden method returns: (base class, method).
     "FRAMEWORK_BACKWARD": lambda: frozenset(
         (f.name, method) for f in api.all_facts()
         if f.base is not None and f.name not in _lightning() for method in f.base.backward_on),
     # The key of a dict a framework's step returns that holds the loss it backward-s
     # (Lightning's `training_step` may return `{"loss": loss, ...}`).
-    "FRAMEWORK_LOSS_KEYS": lambda: frozenset({"loss"}),
-    # The keywords of `backward` that keep the graph: `retain_variables` is its name before
-    # PyTorch 0.4 (tutorials of that time still use it).
-    "RETAIN_GRAPH_KEYWORDS": lambda: frozenset({"retain_graph", "retain_variables"}),
+    "FRAMEWORK_LOSS_KEYS": lambda: frozenset(
+        key for f in api.all_facts() if f.base is not None for key in f.base.loss_keys),
+    "RETAIN_GRAPH_KEYWORDS": lambda: frozenset(torch_tensor.RETAIN_KEYWORDS),
     # Wrappers that hand a module through unchanged as far as graphs go.
     "MODULE_WRAPPERS": lambda: _names(lambda f: f.returns is Returns.ARGUMENT and f.computes is None),
     "DATA_FUNCTIONS": lambda: _names(lambda f: f.returns is Returns.DATA),
@@ -103,6 +109,12 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "MODULE_METHODS": lambda: _names(lambda f: True, Receiver.MODULE) | _names(lambda f: True, Receiver.LIGHTNING),
     # A module's methods that iterate its submodules (`for m in self.modules(): m.reset()`).
     "ATTRIBUTE_TESTS": lambda: _names(lambda f: f.attribute_test),
+    # Builtins without effects whose result is fixed by their arguments: a test over one is stable.
+    "PURE_CALLS": lambda: _names(lambda f: f.pure),
+    # Builtins that iterate their arguments: what they are given is data.
+    "ITERATING_CALLS": lambda: _names(lambda f: f.iterates),
+    # Optimizer methods that update the weights in place.
+    "WEIGHT_UPDATES": lambda: _names(lambda f: f.updates_weights, Receiver.OPTIMIZER),
     "SUBMODULE_METHODS": lambda: _names(lambda f: f.submodules is not None, Receiver.MODULE),
     "ALL_SUBMODULE_METHODS": lambda: _names(lambda f: f.submodules == "all", Receiver.MODULE),
     # Containers of modules: iterating or indexing them gives the modules back.
@@ -110,11 +122,11 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     # Containers whose iteration gives the modules they hold (`for layer in self.layers:`).
     "ITERATED_MODULE_CONTAINERS": lambda: _names(lambda f: f.container and f.submodules == "items"),
     # Tensor methods that make a fresh tensor (no graph) shaped or typed like the receiver.
-    "FRESH_METHODS": lambda: _names(lambda f: f.returns is Returns.FRESH and f.source != "torch", Receiver.TENSOR),
+    "FRESH_METHODS": lambda: _names(lambda f: f.returns is Returns.FRESH and not f.generated, Receiver.TENSOR),
     # Operations whose backward needs no saved tensor: backward-ing through them a second time works,
     # so graph nodes made by them alone never cause the error.
     "NON_SAVING_METHODS": lambda: _names(lambda f: f.saves is False, Receiver.TENSOR),
-    "NON_SAVING_FUNCTIONS": lambda: _names(lambda f: f.saves is False and f.name.startswith("torch.")),
+    "NON_SAVING_FUNCTIONS": lambda: _names(lambda f: f.saves is False and f.name.startswith(TORCH + ".")),
     # nn.Module methods that return the module itself (`model = Net().to(device)`).
     "MODULE_RETURNS_SELF": lambda: _names(lambda f: f.returns is Returns.RECEIVER, Receiver.MODULE),
     # Base classes of custom autograd functions (their forward and backward build no graph).

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradguard.analysis.api.packages import ALIASES
+
 
 def dotted(expr: cst.BaseExpression) -> str | None:
     """`a.b.c` for a chain of attributes on a name, else None."""
@@ -75,15 +77,8 @@ def qualify(expr: cst.BaseExpression, imports: dict[str, str]) -> str | None:
     return f"{target}.{rest}" if rest else target
 
 
-# Aliases that mean the same thing to users: public names people import from several places.
-CANONICAL = {
-    "pytorch_lightning": "lightning.pytorch",
-    "lightning.pytorch.core.module": "lightning.pytorch",
-    "lightning.pytorch.core": "lightning.pytorch",
-    "lightning": "lightning.pytorch",
-    "torch.nn.modules.module": "torch.nn",
-    "torch.optim.lbfgs": "torch.optim",
-}
+# Aliases that mean the same thing to users (the facts' home keeps them).
+CANONICAL = ALIASES
 
 
 def canonical(qualified: str) -> str:

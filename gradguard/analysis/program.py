@@ -6,8 +6,11 @@ from __future__ import annotations
 import time
 
 import libcst as cst
+import libcst.matchers as m
 
+from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
+from gradguard.analysis.api import Returns
 from gradguard.analysis.evidence import Role, annotated_role, roles_in
 from gradguard.analysis.expressions import BudgetExceeded, TimeLimit, role_value
 from gradguard.analysis.interpreter import Interpreter
@@ -112,12 +115,12 @@ class Program(Interpreter):
         while changed:
             changed = False
             for info in self.classes.values():
-                module = ("torch.nn.Module" in info.bases or "forward" in info.methods
+                module = (any(api.makes(b) is Returns.MODULE for b in info.bases) or api.FORWARD in info.methods
                           or any(b in K.LIGHTNING_MODULES for b in info.bases)
                           or any(by_name[b].is_module for b in info.bases if b in by_name))
                 lightning = any(b in K.LIGHTNING_MODULES for b in info.bases) or any(
                     by_name[b].is_lightning for b in info.bases if b in by_name)
-                optimizer = any(b.startswith("torch.optim.") for b in info.bases) or any(
+                optimizer = any(api.makes(b) is Returns.OPTIMIZER for b in info.bases) or any(
                     by_name[b].is_optimizer for b in info.bases if b in by_name)
                 if (module, lightning, optimizer) != (info.is_module, info.is_lightning, info.is_optimizer):
                     info.is_module, info.is_lightning, info.is_optimizer = module, lightning, optimizer
@@ -189,15 +192,18 @@ class Program(Interpreter):
         the transformers Trainer on what `compute_loss` returns."""
         if any((base, method) in K.FRAMEWORK_BACKWARD for base in cls.bases):
             return True
-        return cls.is_lightning and method == "training_step" and not cls.manual_optimization \
+        return cls.is_lightning and method in K.MANUAL_BACKWARD_ON and not cls.manual_optimization \
             and not self._sets_manual_optimization(cls)
 
-    def _sets_manual_optimization(self, cls: ClassInfo) -> bool:
+    @staticmethod
+    def _sets_manual_optimization(cls: ClassInfo) -> bool:
+        """`self.automatic_optimization = False` in `__init__`."""
         init = cls.methods.get("__init__")
         if init is None:
             return False
-        code = self.module.code_for_node(init.node)
-        return "automatic_optimization" in code and "False" in code
+        flag = m.Assign(targets=[m.AssignTarget(target=m.Attribute(
+            value=m.Name("self"), attr=m.OneOf(*(m.Name(f) for f in K.MANUAL_FLAGS))))], value=m.Name("False"))
+        return bool(m.findall(init.node, flag))
 
     def _entry(self, info: FunctionInfo, start: State, instance: Value | None,
                framework: bool = False) -> State | None:

@@ -11,9 +11,12 @@ import ast
 import warnings
 from dataclasses import dataclass
 
-from gradguard.analysis.knowledge import MODULE_EVIDENCE_METHODS
+from gradguard.analysis import api
+from gradguard.analysis.api import torch_tensor
+from gradguard.analysis.knowledge import BACKWARD_FUNCTIONS, GRAD_FUNCTIONS, MODULE_EVIDENCE_METHODS
 
-_CALL_NAMES = frozenset({"backward", "grad", "manual_backward"})
+# The names a call that runs a backward pass goes by: a method, or a function's last part.
+_CALL_NAMES = api.backward_methods() | {name.rsplit(".", 1)[-1] for name in BACKWARD_FUNCTIONS | GRAD_FUNCTIONS}
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,6 @@ def screen(source: str) -> Screen | None:
                     modules.add(receiver)
         elif isinstance(func, ast.Name) and func.id in _CALL_NAMES:
             relevant = True
-        if not relevant and any(k.arg in ("retain_graph", "create_graph") for k in node.keywords):
+        if not relevant and any(k.arg in torch_tensor.GRAPH_KEYWORDS for k in node.keywords):
             relevant = True
     return Screen(relevant, frozenset(modules))

@@ -20,7 +20,7 @@ from typing import Any
 import libcst as cst
 
 from gradguard.analysis import api
-from gradguard.analysis.api import Backward
+from gradguard.analysis.api import Backward, Computes
 
 
 class Kind(Enum):
@@ -99,10 +99,10 @@ class Value:
     # holds no item yet, None when the items are not all tuples of one length, or not known.
     item_shape: tuple[bool, ...] | None = None
     # For a module: attributes computed from its parameters (`weight` under a parametrization or
-    # the legacy weight_norm): (name, "read" or "forward", the parametrization module or None, the
+    # the legacy weight_norm): (name, how it is computed, the parametrization module or None, the
     # site of the call that made it computed: what the kept value is keyed by, whatever the path
     # the module is reached by, `self.conv` in its forward or `model.blocks[1].conv` outside).
-    weights: tuple[tuple[str, str, Any, int], ...] = ()
+    weights: tuple[tuple[str, Computes, Any, int], ...] = ()
 
     @property
     def carries_graph(self) -> bool:

@@ -19,7 +19,10 @@ import libcst as cst
 
 from gradguard import catalogue, codemods
 from gradguard import causes as model
+from gradguard.analysis import api
+from gradguard.analysis.api import Receiver, Returns
 from gradguard.analysis.facts import CallKind, Cause, Conflict, FileFacts
+from gradguard.analysis.names import dotted
 from gradguard.model import Applicability, Diagnostic, Edit, Fix, Related, Span
 
 
@@ -221,8 +224,6 @@ def conflict_closure(facts: FileFacts, conflict: Conflict) -> cst.FunctionDef | 
 
 def grad_feeds_later_code(facts: FileFacts, conflict: Conflict) -> bool:
     """Whether what a `torch.autograd.grad` call returned is used between it and the failing call."""
-    import re
-
     if conflict.freed_by.kind is not CallKind.GRAD:
         return False
     grad_statement, failing = conflict.freed_by.statement, conflict.failing.statement
@@ -232,12 +233,20 @@ def grad_feeds_later_code(facts: FileFacts, conflict: Conflict) -> bool:
     start, end = facts.span(grad_statement).end.row, facts.span(failing).start.row
     if end <= start:
         return True
-    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
-    for line in facts.lines[start:end]:
-        code = line.split("#", 1)[0]
-        if pattern.search(code) and not code.lstrip().startswith(("print(", "log")):
+    return codemods.read_in_rows(facts, names, start, end, _reports)
+
+
+def _reports(call: cst.Call) -> bool:
+    """A call that only shows what it is given: a print or a logger (`print(g)`, `self.log("g", g)`)."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        logged = api.method(func.attr.value, Receiver.LIGHTNING)
+        if logged is not None and logged.returns is Returns.NONE and logged.stores is None:
             return True
-    return False
+    name = dotted(func)
+    fact = api.lookup(name) if name is not None else None
+    return fact is not None and fact.receiver is None and fact.returns is Returns.NONE \
+        and fact.backward is None and fact.stores is None
 
 
 def carrier_shape(facts: FileFacts, conflict: Conflict) -> str:

@@ -6,6 +6,8 @@ import libcst as cst
 
 from gradguard import causes as model
 from gradguard import codemods
+from gradguard.analysis import api
+from gradguard.analysis.api import Receiver
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Applicability, Edit
 from gradguard.rules import ConflictRule, FixPlan
@@ -35,7 +37,8 @@ def _backward_call(statement: cst.CSTNode | None) -> cst.Call | None:
         small = statement.body[0]
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             func = small.value.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+            method = api.method(func.attr.value, Receiver.TENSOR) if isinstance(func, cst.Attribute) else None
+            if method is not None and method.backward is not None:
                 return small.value
     return None
 

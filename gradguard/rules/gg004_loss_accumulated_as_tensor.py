@@ -6,6 +6,7 @@ import libcst as cst
 
 from gradguard import causes as model
 from gradguard import codemods
+from gradguard.analysis.api.torch_tensor import CPU, DETACH, NUMBER
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit
 from gradguard.rules import ConflictRule, FixPlan, carrier_shape
@@ -48,7 +49,7 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         return [], None
     added = addend(updates[0], name)
     assert added is not None
-    if isinstance(added, cst.Call) and isinstance(added.func, cst.Attribute) and added.func.attr.value == "item":
+    if isinstance(added, cst.Call) and isinstance(added.func, cst.Attribute) and added.func.attr.value == NUMBER:
         # Already a number: what still carries graphs is not this sum; offer nothing rather than
         # the same edit again.
         return [], None
@@ -68,5 +69,5 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         # Started as a Python number and now only ever adds numbers: it stays a float, which has no
         # `.item()` or `.detach()` for the code that reads it afterwards.
         edits += [codemods.replace_node(facts, use, facts.code(receiver)) for use, receiver
-                  in codemods.tensor_method_calls(facts, name, failing.statement, ("item", "detach", "cpu"))]
+                  in codemods.tensor_method_calls(facts, name, failing.statement, (NUMBER, DETACH, CPU))]
     return edits, None

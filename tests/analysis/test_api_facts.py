@@ -19,7 +19,7 @@ import pytest
 
 from gradguard.analysis import api, knowledge
 from gradguard.analysis.api import torch_ops
-from gradguard.analysis.api.facts import Fact, Receiver, Returns
+from gradguard.analysis.api.facts import Fact, Receiver, Returns, When
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.filterwarnings("ignore::FutureWarning"),
@@ -488,7 +488,7 @@ def test_checkpoint_calls_its_function_again_in_backward() -> None:
 
     checkpoint(double, torch.ones(2, requires_grad=True), use_reentrant=False).backward()
     fact = api.lookup("torch.utils.checkpoint.checkpoint")
-    assert fact is not None and fact.calls is not None and fact.calls.when == "recompute"
+    assert fact is not None and fact.calls is not None and fact.calls.when is When.RECOMPUTE
     assert len(calls) == 2
 
 

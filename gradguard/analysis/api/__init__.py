@@ -21,22 +21,27 @@ from gradguard.analysis.api.facts import (
     BaseClass,
     Cache,
     Callback,
+    Collects,
+    Computes,
     Fact,
     Family,
     GradMode,
     Receiver,
     Returns,
     Role,
+    When,
 )
+from gradguard.analysis.api.nn import FORWARD
 from gradguard.analysis.api.torch_ops import generated_facts
 
 if TYPE_CHECKING:
     from types import ModuleType
 
 __all__ = [
-    "Backward", "BaseClass", "Cache", "Callback", "Fact", "Family", "GradMode", "Receiver", "Returns", "Role",
+    "FORWARD",
+    "Backward", "BaseClass", "Cache", "Callback", "Collects", "Computes", "Fact", "Family", "GradMode", "Receiver", "Returns", "Role", "When",
     "all_facts", "declared", "declared_facts", "families", "family_of", "hand_facts", "libraries", "lookup",
-    "backward_methods", "backward_name", "method",
+    "backward_methods", "backward_name", "builtin_names", "makes", "forward_hooks", "method", "weight_updates",
 ]
 
 # The facts a project declares in `[tool.gradguard.api]`, in force for the analysis running now
@@ -143,3 +148,31 @@ def backward_name(kind: Backward) -> str:
 def backward_methods() -> frozenset[str]:
     """Methods that run a backward pass, on any receiver (`loss.backward()`, `accelerator.backward(loss)`)."""
     return frozenset(f.name for f in all_facts() if f.backward is not None and f.receiver is not None)
+
+
+@cache
+def weight_updates() -> frozenset[str]:
+    """Optimizer methods that update the weights in place (`step`)."""
+    return frozenset(f.name for f in all_facts() if f.updates_weights and f.receiver is Receiver.OPTIMIZER)
+
+
+@cache
+def forward_hooks() -> tuple[Fact, ...]:
+    """Module methods that register a callback run by each forward of the module."""
+    return tuple(f for f in all_facts() if f.receiver is Receiver.MODULE and f.calls is not None
+                 and f.calls.when is When.FORWARD)
+
+
+@cache
+def builtin_names() -> frozenset[str]:
+    """Python's builtins the facts know (`len`, `zip`): called by their bare name, never imported."""
+    return frozenset(f.name for f in all_facts() if f.receiver is None and "." not in f.name)
+
+
+def makes(name: str) -> Returns | None:
+    """What calling the class or function `name` makes: its own fact, else its family's; None if unknown."""
+    fact = lookup(name)
+    if fact is not None:
+        return fact.returns
+    family = family_of(name)
+    return family.returns if family is not None else None

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Callback, Fact, Returns
+from gradguard.analysis.api.facts import Callback, Fact, Returns, When
 
 FACTS: tuple[Fact, ...] = (
     Fact("torch.utils.checkpoint.checkpoint", returns=Returns.DERIVED,
-         calls=Callback(0, times=1, when="recompute", passes=("*args",))),
+         calls=Callback(0, times=1, when=When.RECOMPUTE, passes=("*args",))),
     Fact("torch.utils.checkpoint.checkpoint_sequential", returns=Returns.DERIVED,
-         calls=Callback(0, times=1, when="recompute", passes=("input",))),
+         calls=Callback(0, times=1, when=When.RECOMPUTE, passes=("input",))),
 )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Fact, Returns, Role, prefixed
+from gradguard.analysis.api.facts import Fact, Family, Returns, Role, prefixed
+
+# Any other class of torch.utils.data is data (a Sampler, a custom Dataset base).
+FAMILIES: tuple[Family, ...] = (Family("torch.utils.data.", Returns.DATA),)
 
 FACTS: tuple[Fact, ...] = (
     # TensorDataset keeps its tensors as given: a label built from a tensor that requires grad

@@ -83,13 +83,41 @@ class Cache(Enum):
     FORWARD = "forward"  # an attribute recomputed only by the module's forward (legacy weight_norm)
 
 
+class When(Enum):
+    """When a callback runs."""
+
+    NOW = "now"  # during the call
+    FORWARD = "forward"  # at each forward of the module (forward hooks)
+    BACKWARD = "backward"  # during the backward pass (gradient hooks)
+    RECOMPUTE = "recompute"  # again during the backward pass (recomputation by checkpoint)
+
+
+class Computes(Enum):
+    """How an attribute a call makes computed from parameters is computed from then on."""
+
+    READ = "read"  # again on each read (parametrizations)
+    FORWARD = "forward"  # once at the call, then by each forward (the legacy weight_norm hooks)
+    REMOVED = "removed"  # no more: a plain parameter again
+
+
+class Collects(Enum):
+    """What a builtin makes of the items of its arguments."""
+
+    LIST = "list"  # a list of the items of its argument
+    TUPLE = "tuple"  # a tuple of them
+    ZIP = "zip"  # tuples of the items of each argument
+    ENUMERATE = "enumerate"  # an index and an item
+    ITEMS = "items"  # items of its arguments, in a container of its own
+
+
 @dataclass(frozen=True)
 class Callback:
     """A call that calls one of its arguments back: which, how often, and with what."""
 
     argument: int | str  # position, or keyword name
+    keyword: str | None = None  # with a position: the keyword it may be passed by instead
     times: int = 1  # how many times one call calls it (LBFGS evaluates its closure repeatedly)
-    when: str = "now"  # "now", "forward" (hooks), "backward" (recomputation by checkpoint)
+    when: When = When.NOW
     passes: tuple[str, ...] = ()  # what it is called with, in order (`module`, `input`, `output`)
 
 
@@ -100,6 +128,7 @@ class BaseClass:
     backward_on: tuple[str, ...] = ()  # methods whose returned loss the framework backward()s
     manual_flag: str | None = None  # attribute that, set False, hands backward to the user
     graph_free: tuple[str, ...] = ()  # methods that run without building a graph (autograd.Function)
+    loss_keys: tuple[str, ...] = ()  # keys of a returned dict that hold the loss backward() runs on
 
 
 @dataclass(frozen=True)
@@ -136,21 +165,23 @@ class Fact:
     attribute_test: bool = False  # `hasattr(obj, name)`: whether the object has that attribute
     accessor: bool = False  # a decorator whose method runs when its attribute is read (`property`)
     # The call makes an attribute of its module argument (named by its second argument or `name=`,
-    # "weight" by default) computed from parameters: "read" (again on each read: parametrizations)
-    # or "forward" (once at the call, then by each forward: the legacy weight_norm hooks);
-    # "removed": a plain parameter again.
-    computes: str | None = None
+    # "weight" by default) computed from parameters, and how.
+    computes: Computes | None = None
     # A caching decorator: the decorator that does the same without caching ("" for none at all).
     uncached: str | None = None
     evidence: bool = False  # a method only a module has: the receiver is a module
-    # A builtin that makes a container of what its arguments hold: "list" or "tuple" (of the items
-    # of its argument), "zip" (tuples of the items of each), "enumerate" (index and item), "items".
-    collects: str | None = None
+    collects: Collects | None = None  # a builtin that makes a container of what its arguments hold
+    iterates: bool = False  # a builtin that iterates its arguments (`zip(loader, noise)`)
     pure: bool = False  # no effect, and a result fixed by its arguments: a condition over it is stable
     registers: Returns | None = None  # `register_buffer(name, t)` (BUFFERS) or a parameter (PARAMETERS)
     clears: bool = False  # empties the container it is called on
     updates_weights: bool = False  # an optimizer's update: the weights change in place
     source: str = "hand"  # "hand", "torch" (generated from the installed torch) or "config"
+
+    @property
+    def generated(self) -> bool:
+        """Generated from the installed torch (not written by hand, nor declared by a project)."""
+        return self.source == "torch"
 
     @property
     def key(self) -> tuple[str, Receiver | None]:

@@ -7,6 +7,9 @@ from gradguard.analysis.api.facts import Fact, Family, Receiver, Returns, facts,
 
 M = Receiver.MODULE
 
+# The method a module's call runs (`model(x)` is `model.forward(x)`, hooks around it).
+FORWARD = "forward"
+
 # Any other class of torch.nn is a module (`torch.nn.Conv2d`, `torch.nn.TransformerEncoderLayer`).
 FAMILIES: tuple[Family, ...] = (Family("torch.nn.", Returns.MODULE),)
 
@@ -41,7 +44,8 @@ FACTS: tuple[Fact, ...] = (
     *facts(("state_dict", "named_modules"), M, returns=Returns.DATA, evidence=True),
     Fact("modules", M, returns=Returns.DATA, evidence=True, submodules="all"),
     Fact("children", M, returns=Returns.DATA, evidence=True, submodules="children"),
-    *facts(("forward", "add_module", "get_parameter", "named_children", "extra_repr"), M, returns=Returns.UNKNOWN),
+    Fact(FORWARD, M, returns=Returns.UNKNOWN),
+    *facts(("add_module", "get_parameter", "named_children", "extra_repr"), M, returns=Returns.UNKNOWN),
     # The tensor registered is kept by the module: a buffer without grad, or a parameter.
     Fact("register_buffer", M, returns=Returns.NONE, registers=Returns.BUFFERS),
     Fact("register_parameter", M, returns=Returns.NONE, registers=Returns.PARAMETERS),

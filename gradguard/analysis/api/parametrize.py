@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Cache, Fact, Returns, Role, prefixed
+from gradguard.analysis.api.facts import Cache, Computes, Fact, Returns, Role, prefixed
 
 # The attribute a call that `computes` one makes computed: its second argument, or these keywords.
 DEFAULT_ATTRIBUTE = "weight"
@@ -11,16 +11,16 @@ NAME_KEYWORDS = ("name", "tensor_name")
 FACTS: tuple[Fact, ...] = (
     # The parametrized weight is recomputed (a fresh graph) on every read...
     Fact("torch.nn.utils.parametrize.register_parametrization", returns=Returns.ARGUMENT, stores=Role.ARGUMENTS,
-         computes="read"),
+         computes=Computes.READ),
     *prefixed("torch.nn.utils.parametrizations.", ("weight_norm", "spectral_norm", "orthogonal"),
-              returns=Returns.ARGUMENT, computes="read"),
+              returns=Returns.ARGUMENT, computes=Computes.READ),
     # ...except inside `with parametrize.cached():`, where the first read is kept for the whole block.
     Fact("torch.nn.utils.parametrize.cached", returns=Returns.CONTEXT, caches=Cache.BLOCK),
-    Fact("torch.nn.utils.parametrize.remove_parametrizations", returns=Returns.ARGUMENT, computes="removed"),
+    Fact("torch.nn.utils.parametrize.remove_parametrizations", returns=Returns.ARGUMENT, computes=Computes.REMOVED),
     # The legacy hooks compute `weight` in a forward pre-hook: read before a forward, it is the one
     # the last forward built, whose graph a backward may have freed.
     *prefixed("torch.nn.utils.", ("weight_norm", "spectral_norm"), returns=Returns.ARGUMENT,
-              caches=Cache.FORWARD, cached=("weight",), computes="forward"),
+              caches=Cache.FORWARD, cached=("weight",), computes=Computes.FORWARD),
     *prefixed("torch.nn.utils.", ("remove_weight_norm", "remove_spectral_norm"), returns=Returns.ARGUMENT,
-              computes="removed"),
+              computes=Computes.REMOVED),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Fact, Receiver, Returns, Role, facts
+from gradguard.analysis.api.facts import Collects, Fact, Receiver, Returns, Role, facts
 
 C = Receiver.CONTAINER
 
@@ -21,13 +21,14 @@ FACTS: tuple[Fact, ...] = (
     # `hasattr(obj, "name")`: true for an object of a class of the project that defines `name`.
     Fact("hasattr", returns=Returns.VALUE, attribute_test=True, pure=True),
     *facts(("print", "logging.info", "logging.debug", "logging.warning"), returns=Returns.NONE),
-    *facts(("range", "iter", "open"), returns=Returns.DATA),
+    *facts(("range", "open"), returns=Returns.DATA),
+    Fact("iter", returns=Returns.DATA, iterates=True),
     # Containers made of what the arguments hold (what they return is what `collects` says).
-    Fact("list", collects="list"),
-    Fact("tuple", collects="tuple"),
-    Fact("zip", collects="zip"),
-    Fact("enumerate", collects="enumerate"),
-    *facts(("reversed", "sorted", "next", "set", "dict"), collects="items"),
+    Fact("list", collects=Collects.LIST),
+    Fact("tuple", collects=Collects.TUPLE),
+    Fact("zip", collects=Collects.ZIP, iterates=True),
+    Fact("enumerate", collects=Collects.ENUMERATE, iterates=True),
+    *facts(("reversed", "sorted", "next", "set", "dict"), collects=Collects.ITEMS),
     # A property's method runs on every read of its attribute.
     Fact("property", returns=Returns.FUNCTION, accessor=True),
     # The methods of lists, dicts, sets and deques: what they keep, hand out or drop.

@@ -9,16 +9,26 @@ from gradguard.analysis.api.facts import (
     Receiver,
     Returns,
     Role,
+    When,
     facts,
 )
 
 T = Receiver.TENSOR
 
+# The methods fixes write: a detached tensor, a Python number, a copy on the CPU.
+DETACH = "detach"
+NUMBER = "item"
+CPU = "cpu"
+# The keywords of `backward` that keep the graph: `retain_variables` is its name before PyTorch 0.4
+# (tutorials of that time still use it).
+RETAIN_KEYWORDS = ("retain_graph", "retain_variables")
+GRAPH_KEYWORDS = (*RETAIN_KEYWORDS, "create_graph")
+
 FACTS: tuple[Fact, ...] = (
     Fact("backward", T, backward=Backward.BACKWARD, root=Role.RECEIVER, returns=Returns.NONE),
-    Fact("detach", T, returns=Returns.CUT, cuts=Role.RESULT),
+    Fact(DETACH, T, returns=Returns.CUT, cuts=Role.RESULT),
     # numpy() raises on a tensor that requires grad; either way its result has no graph.
-    *facts(("item", "tolist", "numpy", "__float__", "__int__", "__bool__", "size", "dim", "numel",
+    *facts((NUMBER, "tolist", "numpy", "__float__", "__int__", "__bool__", "size", "dim", "numel",
             "nelement", "data_ptr", "stride", "element_size", "is_contiguous", "get_device"), T,
            returns=Returns.VALUE),
     *facts(("argmax", "argmin", "argsort", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite",
@@ -35,7 +45,7 @@ FACTS: tuple[Fact, ...] = (
             "clamp_min_", "clamp_max_", "zero_", "fill_"), T,
            returns=Returns.RECEIVER, inplace=True, keeps_history=True),
     *facts(("register_hook", "register_post_accumulate_grad_hook"), T, returns=Returns.VALUE,
-           calls=Callback(0, when="backward", passes=("grad",))),
+           calls=Callback(0, when=When.BACKWARD, passes=("grad",))),
     Fact("retain_grad", T, returns=Returns.NONE),
     # Methods whose backward needs no saved tensor (generated facts agree; these are the common ones).
     *facts(("view", "view_as", "reshape", "reshape_as", "unflatten", "squeeze", "unsqueeze",
