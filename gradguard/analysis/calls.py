@@ -6,9 +6,19 @@ from dataclasses import replace
 
 import libcst as cst
 
-from gradguard.analysis import knowledge as K
 from gradguard.analysis import api
-from gradguard.analysis.api import Collects, Computes, Fact, Receiver, Returns, Role, When, parametrize
+from gradguard.analysis import knowledge as K
+from gradguard.analysis.api import (
+    Collects,
+    Computes,
+    Fact,
+    Receiver,
+    Returns,
+    Role,
+    When,
+    parametrize,
+)
+from gradguard.analysis.api.torch_functions import ROOT_KEYWORDS
 from gradguard.analysis.names import canonical, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
@@ -229,7 +239,7 @@ class CallEvaluation:
         """A call of an imported callable, known by its qualified name."""
         args, kwargs = self.eval_args(call, state, frame)
         if name in K.BACKWARD_FUNCTIONS:
-            roots = args[:1] or [(None, kwargs.get("tensors", UNKNOWN))]
+            roots = args[:1] or [(None, next((kwargs[k] for k in ROOT_KEYWORDS if k in kwargs), UNKNOWN))]
             self.backward(call, roots, kwargs, state, frame, positional_retain=None)
             return NONE
         if name in K.GRAD_FUNCTIONS:

@@ -17,7 +17,14 @@ from gradguard.analysis.facts import (
     NeedlessRetain,
 )
 from gradguard.analysis.program import Program
-from gradguard.analysis.values import GENERATIONS, CallInfo, CallKind, Kind, Read, generation_of
+from gradguard.analysis.values import (
+    GENERATIONS,
+    CallInfo,
+    CallKind,
+    Kind,
+    Read,
+    generation_of,
+)
 from gradguard.model import Note, Span
 
 

@@ -76,9 +76,8 @@ class _Uses(cst.CSTVisitor):
                 if receiver is not None:
                     if method in K.WEIGHT_UPDATES:
                         self.stepped.add(receiver)
-                    elif method in K.MODULE_EVIDENCE_METHODS and api.method(method, Receiver.OPTIMIZER) is None:
-                        self.module_like.add(receiver)
-                    elif method == api.FORWARD:
+                    elif method == api.FORWARD or (
+                            method in K.MODULE_EVIDENCE_METHODS and api.method(method, Receiver.OPTIMIZER) is None):
                         self.module_like.add(receiver)
                 if method not in K.MODULE_METHODS and method not in K.WEIGHT_UPDATES:
                     # `self.model(x)` calls the attribute itself (a method call on `self` is not).

@@ -13,7 +13,14 @@ from dataclasses import replace
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.api import FORWARD, Computes, Fact, builtin_names, declared_facts, lookup
+from gradguard.analysis.api import (
+    FORWARD,
+    Computes,
+    Fact,
+    builtin_names,
+    declared_facts,
+    lookup,
+)
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
 from gradguard.analysis.calls import Args, CallEvaluation
 from gradguard.analysis.evidence import Role, roles_in

@@ -12,7 +12,6 @@ from typing import Any
 
 from gradguard.analysis import api
 from gradguard.analysis.api import distributions, packages, torch_ops, torch_tensor
-from gradguard.analysis.api.packages import TORCH
 from gradguard.analysis.api.facts import (
     Backward,
     Fact,
@@ -21,6 +20,7 @@ from gradguard.analysis.api.facts import (
     Returns,
     Role,
 )
+from gradguard.analysis.api.packages import TORCH
 
 
 def _names(keep: Callable[[Fact], bool], receiver: Receiver | None | str = None) -> frozenset[str]:

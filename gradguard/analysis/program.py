@@ -196,9 +196,9 @@ class Program(Interpreter):
             and not self._sets_manual_optimization(cls)
 
     @staticmethod
-    def _sets_manual_optimization(cls: ClassInfo) -> bool:
+    def _sets_manual_optimization(info: ClassInfo) -> bool:
         """`self.automatic_optimization = False` in `__init__`."""
-        init = cls.methods.get("__init__")
+        init = info.methods.get("__init__")
         if init is None:
             return False
         flag = m.Assign(targets=[m.AssignTarget(target=m.Attribute(

@@ -13,7 +13,11 @@ from dataclasses import dataclass
 
 from gradguard.analysis import api
 from gradguard.analysis.api import torch_tensor
-from gradguard.analysis.knowledge import BACKWARD_FUNCTIONS, GRAD_FUNCTIONS, MODULE_EVIDENCE_METHODS
+from gradguard.analysis.knowledge import (
+    BACKWARD_FUNCTIONS,
+    GRAD_FUNCTIONS,
+    MODULE_EVIDENCE_METHODS,
+)
 
 # The names a call that runs a backward pass goes by: a method, or a function's last part.
 _CALL_NAMES = api.backward_methods() | {name.rsplit(".", 1)[-1] for name in BACKWARD_FUNCTIONS | GRAD_FUNCTIONS}

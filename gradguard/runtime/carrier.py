@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+from gradguard.analysis.api.packages import KNOWN
+
 MAX_ITEMS = 64
 MAX_MODULES = 2000
 MAX_OBJECTS = 256
@@ -109,7 +111,8 @@ def _is_scannable_object(value: Any, module_type: type) -> bool:
     if isinstance(value, _SKIP_TYPES) or not hasattr(value, "__dict__"):
         return False
     owner_module = getattr(type(value), "__module__", "") or ""
-    return not owner_module.startswith(("torch", "builtins", "numpy", "collections", "lightning", "pytorch_lightning"))
+    # An object of a library (a torch optimizer, a numpy array) holds no carrier of the user's.
+    return owner_module.split(".", 1)[0] not in KNOWN
 
 
 class Scanner:

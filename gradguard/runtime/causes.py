@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradguard import causes as model
+from gradguard.analysis.api import weight_updates
 from gradguard.runtime import source as src
 from gradguard.runtime.carrier import Candidate, frame_local
 from gradguard.runtime.context import Context
@@ -221,7 +222,7 @@ def fix_facts(
         source = context.source(failing_site.filename)
         if source is not None:
             called = src.method_calls_between(source, freed_site.line, failing_site.line)
-            facts["between_steps"] = any("step" in name for name in called)
+            facts["between_steps"] = any(update in name for name in called for update in weight_updates())
             between = [source.line(row) for row in range(freed_site.line + 1, failing_site.line)]
             facts["grads_read_between"] = model.reads_grads(between)
     facts["same_call"] = _same_site(culprit, context.failure.record)

@@ -11,6 +11,8 @@ from enum import StrEnum
 from typing import Any
 
 from gradguard import causes
+from gradguard.analysis.api.torch_functions import GRAD_FUNCTION
+from gradguard.analysis.api.torch_tensor import BACKWARD
 from gradguard.causes import Cause, FixKind  # noqa: F401 - the runtime's names for the shared model
 
 
@@ -44,7 +46,7 @@ class CallSite:
     call_index: int | None
     source: str = ""
     retain_graph: bool = False
-    api: str = "backward"
+    api: str = BACKWARD
 
     def to_json(self) -> dict[str, Any]:
         """The report's `{filename, line, function, call_index}` object."""
@@ -239,8 +241,8 @@ def _detach(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
 
 def _retain(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
     if cause is Cause.GRAD_FREED:
-        return facts.get("freed_call_retain") or "torch.autograd.grad(..., retain_graph=True)", \
-            "on the torch.autograd.grad call, since a second pass through the same graph follows it"
+        return facts.get("freed_call_retain") or f"{GRAD_FUNCTION}(..., retain_graph=True)", \
+            f"on the {GRAD_FUNCTION} call, since a second pass through the same graph follows it"
     receiver = facts.get("freed_call_receiver") or facts.get("failing_call_receiver") or expression
     return facts.get("freed_call_retain") or f"{receiver}.backward(retain_graph=True)", \
         "on the earlier backward: the gradients read between the two calls show both passes are wanted"
@@ -276,8 +278,8 @@ def _recompute(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
 
 
 def _create(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
-    return facts.get("freed_call_create") or "torch.autograd.grad(..., create_graph=True)", \
-        "on the torch.autograd.grad call whose result is part of the loss"
+    return facts.get("freed_call_create") or f"{GRAD_FUNCTION}(..., create_graph=True)", \
+        f"on the {GRAD_FUNCTION} call whose result is part of the loss"
 
 
 def _other(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
@@ -368,7 +370,7 @@ def explanation_for(diagnosis: Diagnosis) -> str:
     freed = d.freed_by
     if freed is not None:
         how = "" if d.freed_by_exact else " (inferred from creation order)"
-        api = call.api if call else "backward"
+        api = call.api if call else BACKWARD
         parts.append(
             f"{where}{api[0].upper() + api[1:]} call #{call.call_index if call else '?'} at {_at(call)} went "
             f"through a part of the graph that {freed.api} call #{freed.call_index} at {_at(freed)} had already "

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
+from gradguard.analysis.api.torch_functions import BACKWARD_FUNCTION, GRAD_FUNCTION
 from gradguard.runtime.dynamo import DYNAMO, DynamoWatcher, exclude_gradguard
 from gradguard.runtime.records import DONE, CallLog, CodeClassifier, to_record
 
@@ -374,10 +375,14 @@ def _make_public_wrapper(original: Callable[..., Any], state: _State, *, is_grad
     return wrapper
 
 
+def _last(qualified: str) -> str:
+    return qualified.rsplit(".", 1)[-1]
+
+
 def _current(torch: Any) -> _State | None:
     """The state of the installed monitor, found through the patched function in torch."""
     autograd = torch.autograd
-    for name in (ENGINE, "backward"):
+    for name in (ENGINE, _last(BACKWARD_FUNCTION)):
         state = getattr(getattr(autograd, name, None), STATE_ATTR, None)
         if isinstance(state, _State) and state.active:
             return state
@@ -396,7 +401,8 @@ def _patch(state: _State, target: str) -> None:
                 state.patches.append((owner, ENGINE, original))
                 setattr(owner, ENGINE, wrapper)
         return
-    for name, is_grad in (("backward", False), ("grad", True)):
+    for function, is_grad in ((BACKWARD_FUNCTION, False), (GRAD_FUNCTION, True)):
+        name = _last(function)
         original = getattr(autograd, name)
         state.patches.append((autograd, name, original))
         setattr(autograd, name, _make_public_wrapper(original, state, is_grad=is_grad))

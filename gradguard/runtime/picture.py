@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 
+from gradguard.analysis.api.torch_tensor import BACKWARD
 from gradguard.runtime.diagnosis import Diagnosis, ErrorKind
 from gradguard.runtime.render import headline, location, note_text
 
@@ -54,7 +55,7 @@ def svg(d: Diagnosis) -> str:
     fresh_detail = f"{location(call.filename, call.line)}: {call.source.strip()}" if call else "the failing backward"
     number = f" #{call.call_index}" if call and call.call_index is not None else ""
     column: list[tuple[str, str, str, str]] = [
-        ("fresh", f"fresh graph: {call.api if call else 'backward'}{number}", fresh_detail, "")
+        ("fresh", f"fresh graph: {call.api if call else BACKWARD}{number}", fresh_detail, "")
     ]
     side: tuple[str, str, str] | None = None
     if d.error is ErrorKind.INPLACE_MODIFIED:

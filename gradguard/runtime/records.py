@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from itertools import count
 from types import CodeType, FrameType
 
+from gradguard.analysis.api.torch_functions import GRAD_FUNCTION
+from gradguard.analysis.api.torch_tensor import BACKWARD
+
 RING_SIZE = 256
 MAX_ROOTS = 4
 
@@ -59,7 +62,7 @@ class CallRecord:
     @property
     def api(self) -> str:
         """`torch.autograd.grad` or `backward`: what the user called, for messages."""
-        return "torch.autograd.grad" if self.is_grad else "backward"
+        return GRAD_FUNCTION if self.is_grad else BACKWARD
 
 
 def line_of(code: CodeType, lasti: int) -> int:

@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from gradguard.analysis.api.torch_tensor import BACKWARD
 from gradguard.runtime.diagnosis import CallSite, Diagnosis, ErrorKind, reason_for
 
 NOTE_PREFIX = "gradguard"
@@ -82,10 +83,10 @@ def headline(d: Diagnosis) -> str:
     who = NOTE_PREFIX + (f" (rank {d.rank} of {d.world_size})" if d.rank is not None else "")
     if d.error is ErrorKind.INPLACE_MODIFIED:
         name = f" `{d.carrier.expression}`" if d.carrier else ""
-        return f"{who}: a tensor{name} that autograd saved for {d.node or 'backward'} was modified in place"
+        return f"{who}: a tensor{name} that autograd saved for {d.node or BACKWARD} was modified in place"
     call = d.failing_call
     number = f"#{call.call_index}" if call and call.call_index is not None else ""
-    what = f"{call.api if call else 'backward'} call {number}".strip()
+    what = f"{call.api if call else BACKWARD} call {number}".strip()
     if d.freed_by is not None:
         return f"{who}: {what} reused a graph that call #{d.freed_by.call_index} freed" + (
             f" ({d.node})" if d.node else ""

@@ -14,6 +14,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import CodeType
 
+from gradguard.analysis.api import std_builtins
+from gradguard.analysis.api.facts import Receiver
+from gradguard.analysis.api.torch_functions import (
+    BACKWARD_FUNCTION,
+    GRAD_FUNCTION,
+    ROOT_KEYWORDS,
+)
+from gradguard.analysis.api.torch_tensor import BACKWARD
+
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -269,7 +278,8 @@ def backward_call(source: SourceFile, row: int) -> ast.Call | None:
         func = call.func
         return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
-    for wanted in (lambda n: n in ("backward", "grad"), lambda n: "backward" in n or "grad" in n):
+    names = (BACKWARD, _last(GRAD_FUNCTION))
+    for wanted in (lambda n: n in names, lambda n: any(part in n for part in names)):
         for call in candidates:
             if wanted(called(call)):
                 return call
@@ -279,19 +289,20 @@ def backward_call(source: SourceFile, row: int) -> ast.Call | None:
 def backward_receiver(source: SourceFile, call: ast.Call) -> str | None:
     """What a backward call differentiates: `loss` in `loss.backward()` or `backward(loss)`."""
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr == "backward" and not _is_module_path(func.value):
+    if isinstance(func, ast.Attribute) and func.attr == BACKWARD and not _is_module_path(func.value):
         return source.segment(func.value)
     if call.args:
         return source.segment(call.args[0])
     for keyword in call.keywords:
-        if keyword.arg in ("tensors", "outputs"):
+        if keyword.arg in ROOT_KEYWORDS:
             return source.segment(keyword.value)
     return None
 
 
 def _is_module_path(node: ast.AST) -> bool:
     key = expression_key(node)
-    return key is not None and key.split(".")[0] in ("torch", "autograd", "ag")
+    # `torch.autograd.backward(loss)`, `autograd.backward(loss)`, `ag.backward(loss)`: a function, not a receiver.
+    return key is not None and key.split(".")[0] in (*BACKWARD_FUNCTION.split(".")[:-1], "ag")
 
 
 def with_keyword(source: SourceFile, call: ast.Call, keyword: str) -> str:
@@ -437,7 +448,11 @@ def accumulated_value(source: SourceFile, statement: ast.stmt, key: str) -> str 
     return None
 
 
-_ADDERS = frozenset({"append", "extend", "insert", "appendleft", "extendleft", "setdefault", "update"})
+_ADDERS = frozenset(f.name for f in std_builtins.FACTS if f.receiver is Receiver.CONTAINER and f.stores is not None)
+
+
+def _last(qualified: str) -> str:
+    return qualified.rsplit(".", 1)[-1]
 
 
 def container_additions(source: SourceFile) -> list[ast.Call]:

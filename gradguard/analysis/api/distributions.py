@@ -4,7 +4,15 @@ that the first backward freed."""
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Cache, Fact, Family, Receiver, Returns, facts, prefixed
+from gradguard.analysis.api.facts import (
+    Cache,
+    Fact,
+    Family,
+    Receiver,
+    Returns,
+    facts,
+    prefixed,
+)
 
 PREFIX = "torch.distributions."
 D = Receiver.DISTRIBUTION

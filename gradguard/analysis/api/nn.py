@@ -3,7 +3,14 @@ and the methods every module has."""
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Fact, Family, Receiver, Returns, facts, prefixed
+from gradguard.analysis.api.facts import (
+    Fact,
+    Family,
+    Receiver,
+    Returns,
+    facts,
+    prefixed,
+)
 
 M = Receiver.MODULE
 

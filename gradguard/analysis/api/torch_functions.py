@@ -15,9 +15,15 @@ from gradguard.analysis.api.facts import (
     prefixed,
 )
 
+# The two functions that run a backward pass (the runtime monitor wraps them), and the keywords
+# their roots may be passed by.
+BACKWARD_FUNCTION = "torch.autograd.backward"
+GRAD_FUNCTION = "torch.autograd.grad"
+ROOT_KEYWORDS = ("tensors", "outputs")
+
 FACTS: tuple[Fact, ...] = (
-    Fact("torch.autograd.backward", backward=Backward.BACKWARD, root=Role.ARGUMENT, returns=Returns.NONE),
-    Fact("torch.autograd.grad", backward=Backward.GRAD, root=Role.ARGUMENT, returns=Returns.DERIVED),
+    Fact(BACKWARD_FUNCTION, backward=Backward.BACKWARD, root=Role.ARGUMENT, returns=Returns.NONE),
+    Fact(GRAD_FUNCTION, backward=Backward.GRAD, root=Role.ARGUMENT, returns=Returns.DERIVED),
     # Factories: a fresh tensor, a leaf that requires grad when asked with `requires_grad=True`.
     *prefixed("torch.", ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange",
                          "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like",

@@ -15,6 +15,8 @@ from gradguard.analysis.api.facts import (
 
 T = Receiver.TENSOR
 
+# The tensor method that runs a backward pass from its receiver.
+BACKWARD = "backward"
 # The methods fixes write: a detached tensor, a Python number, a copy on the CPU.
 DETACH = "detach"
 NUMBER = "item"
@@ -25,7 +27,7 @@ RETAIN_KEYWORDS = ("retain_graph", "retain_variables")
 GRAPH_KEYWORDS = (*RETAIN_KEYWORDS, "create_graph")
 
 FACTS: tuple[Fact, ...] = (
-    Fact("backward", T, backward=Backward.BACKWARD, root=Role.RECEIVER, returns=Returns.NONE),
+    Fact(BACKWARD, T, backward=Backward.BACKWARD, root=Role.RECEIVER, returns=Returns.NONE),
     Fact(DETACH, T, returns=Returns.CUT, cuts=Role.RESULT),
     # numpy() raises on a tensor that requires grad; either way its result has no graph.
     *facts((NUMBER, "tolist", "numpy", "__float__", "__int__", "__bool__", "size", "dim", "numel",
