@@ -381,6 +381,34 @@ def _per_file_ignores(
 
 def read_config(path: Path, known: Iterable[str]) -> Settings | None:
     """Settings from one config file; None for a pyproject.toml without `[tool.gradguard]`."""
+    found = _section(path)
+    if found is None:
+        return None
+    section, header = found
+    return parse_table(section, path, header, known)
+
+
+def project_api(start: str | os.PathLike[str]) -> tuple[Fact, ...]:
+    """The `[tool.gradguard.api]` facts of the configuration nearest `start` (a folder), found as the
+    lint finds it; only that table is read and checked (the runtime monitor needs nothing else)."""
+    directory = os.path.abspath(start)
+    while True:
+        for name in ("gradguard.toml", "pyproject.toml"):
+            candidate = Path(directory, name)
+            if candidate.is_file():
+                found = _section(candidate)
+                if found is not None:
+                    section, header = found
+                    return parse_api_table(section["api"], candidate, header) if "api" in section else ()
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return ()
+        directory = parent
+
+
+def _section(path: Path) -> tuple[dict[str, Any], str] | None:
+    """gradguard's table of one config file and how messages name it; None for a pyproject.toml
+    without `[tool.gradguard]`."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -399,7 +427,7 @@ def read_config(path: Path, known: Iterable[str]) -> Settings | None:
         section, header = data, "(top level)"
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.gradguard] expected a table, got {_describe(section)}")
-    return parse_table(section, path, header, known)
+    return section, header
 
 
 def _reason(exc: BaseException) -> str:

@@ -9,6 +9,7 @@ itself, appended to a list, memoised on a module).
 from __future__ import annotations
 
 import ast
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,6 +188,24 @@ def gan_step(context: Context, candidate: Candidate, culprit: CallRecord) -> boo
     return before is not None and after is not None and src.unparse(before.func) == src.unparse(after.func)
 
 
+def _spelling(context: Context, qualified: str) -> str:
+    """How the user's code names a function of the project (`repackage_hidden` imported from
+    `utils`, or `utils.repackage_hidden`); its last part when no frame of the program binds it."""
+    def same(a: str, b: str) -> bool:  # `utils` is `pkg.utils` run from inside pkg
+        return a == b or a.endswith("." + b) or b.endswith("." + a)
+
+    module, _, function = qualified.rpartition(".")
+    for frame in context.frames:
+        for name, value in list(frame.f_globals.items()):
+            if isinstance(value, types.ModuleType):
+                if module and same(value.__name__, module) and callable(getattr(value, function, None)):
+                    return f"{name}.{function}"
+            elif callable(value) and same(f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', '')}",
+                                          qualified):
+                return name
+    return function
+
+
 def fix_facts(
     context: Context,
     best: Ranked | None,
@@ -205,6 +224,10 @@ def fix_facts(
             facts["shape"] = "distribution"
         elif _holds_nested(context, candidate):
             facts["container"] = "nested"
+    helpers = context.failure.classifier.project.detaches
+    if helpers:
+        # The project's own detaching helper ([tool.gradguard.api] detaches), as the code reaches it.
+        facts["detach_helper"] = _spelling(context, helpers[0])
     for key, site in (("failing_call", failing_site), ("freed_call", freed_site)):
         source = context.source(site.filename) if site is not None else None
         call = src.backward_call(source, site.line) if source is not None and site is not None else None

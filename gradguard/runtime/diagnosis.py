@@ -201,7 +201,9 @@ def evidence_from(facts: dict[str, Any]) -> causes.Evidence:
     )
 
 
-def _detach_code(expression: str, container: str | None) -> str:
+def _detach_code(expression: str, container: str | None, helper: str | None = None) -> str:
+    if helper is not None and container != "dict":
+        return f"{expression} = {helper}({expression})"
     if container == "nested":
         return ("def repackage_hidden(h):\n"
                 "    return h.detach() if isinstance(h, torch.Tensor) else type(h)(repackage_hidden(v) for v in h)\n"
@@ -236,7 +238,7 @@ def _detach(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
         where = f"at the top of {carrier.scope}.forward (or wherever the state is read), before `{expression}` is used"
     else:
         where = f"at the start of each iteration, before `{expression}` is used again"
-    return _detach_code(expression, facts.get("container")), where
+    return _detach_code(expression, facts.get("container"), facts.get("detach_helper")), where
 
 
 def _retain(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:

@@ -18,6 +18,7 @@ from itertools import count
 from types import CodeType, FrameType
 
 from gradguard.analysis.api.torch_functions import GRAD_FUNCTION
+from gradguard.runtime.project import ProjectAPI, load
 from gradguard.analysis.api.torch_tensor import BACKWARD
 
 RING_SIZE = 256
@@ -141,21 +142,35 @@ class CodeClassifier:
     code object per cell run cannot grow it forever.
     """
 
-    __slots__ = ("_internal", "_library", "_lock", "cache")
+    __slots__ = ("_internal", "_library", "_lock", "_project", "cache")
 
     LIMIT = 4096
 
-    def __init__(self) -> None:
+    def __init__(self, project: ProjectAPI | None = None) -> None:
         self.cache: dict[CodeType, int] = {}
         self._internal, self._library = _internal_prefixes()
         self._lock = threading.Lock()
+        self._project = project
+
+    @property
+    def project(self) -> ProjectAPI:
+        """The project's `[tool.gradguard.api]`, read on first need: by then `gradguard run` has set
+        `sys.argv[0]` to the script, whose folder the configuration is looked for from."""
+        if self._project is None:
+            self._project = load()
+        return self._project
 
     def classify(self, code: CodeType) -> int:
-        """USER, LIBRARY or INTERNAL for `code`, computing and caching it on a miss."""
+        """USER, LIBRARY or INTERNAL for `code`, computing and caching it on a miss.
+
+        A helper the project declares as calling backward (`Engine.step`) counts as library code:
+        the user's call is where it is called."""
         filename = code.co_filename
         if filename.startswith(self._internal):
             kind = INTERNAL
         elif filename.startswith(("<frozen ", *self._library)):
+            kind = LIBRARY
+        elif self.project.runs_backward(code):
             kind = LIBRARY
         else:
             kind = USER
