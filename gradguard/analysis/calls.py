@@ -224,15 +224,24 @@ class CallEvaluation:
     def run_hooks(self, call: cst.Call, module: Value, args: Args, output: Value, state: State,
                   frame: Frame) -> Value:
         """Forward hooks registered on modules see every module call's output."""
+        registered = [(fact, hooks) for fact in api.forward_hooks()
+                      if (hooks := state.heap.get((HOOKS, fact.name))) is not None and hooks.elems is not None]
+        if not registered:
+            return output
+        # What a hook is called with, by the names its fact gives them.
         seen = {"module": module, "input": self.container_of(Kind.TUPLE, [v for _, v in args]), "output": output}
-        for fact in api.forward_hooks():
-            hooks = state.heap.get((HOOKS, fact.name))
-            if hooks is None or hooks.elems is None or fact.calls is None:
+        for fact, hooks in registered:
+            if fact.calls is None or hooks.elems is None:
                 continue
+            passed = [(None, seen.get(part, UNKNOWN)) for part in fact.calls.passes]
             for hook in hooks.elems:
                 if hook.kind is Kind.FUNCTION and isinstance(hook.ref, FunctionInfo):
-                    passed = [(None, seen.get(part, UNKNOWN)) for part in fact.calls.passes]
                     self.call_function(hook.ref, passed, {}, state, frame, None, call)
+                elif hook.kind is Kind.INSTANCE and isinstance(hook.ref, ClassInfo):
+                    # An object of the project's own class, called (`self.store` with a `__call__`).
+                    method = self.method_of(hook.ref, "__call__")
+                    if method is not None:
+                        self.call_function(method, passed, {}, state, frame, hook, call)
         return output
 
     def eval_known_call(self, call: cst.Call, name: str, state: State, frame: Frame) -> Value:

@@ -1,6 +1,6 @@
 """Library behaviours that keep a graph from one step to the next (issue 9): data built from model
 outputs and batched by TensorDataset/DataLoader, forward hooks that store activations (a lambda
-appending to a list), `functools.lru_cache` / `cached_property`, the legacy `weight_norm` attribute,
+appending to a list; a pre-hook object keeping its module's inputs), `functools.lru_cache` / `cached_property`, the legacy `weight_norm` attribute,
 `parametrize.cached()` around a loop, distributions and dict caches kept across steps.
 
 Each program in `library/` is a small training script that runs under real torch:
@@ -43,6 +43,8 @@ BY_HAND = {
     "rotary_dict_cache": "emptying `model.rotary.cache` needs the module's name where the loop is",
     "weight_norm_read_before_forward": "the read belongs after the forward (a move across statements)",
     "parametrize_cached_around_loop": "`parametrize.cached()` belongs inside the loop, around one step",
+    "pre_hook_keeps_inputs": "the list is filled in the hook object's `__call__` and is named `self.features` "
+                             "there; emptying it in the loop needs `model.store.features`",
 }
 # What the analysis lacks today, by program: strict xfails, each to be dropped when the analysis
 # learns it. OPEN: the finding test (a marked line missed or given another rule, or a finding in a
