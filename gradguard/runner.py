@@ -151,10 +151,16 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
     """Drop the files not started yet and kill the pool's processes now (on SIGTERM they did not get
     the signal; on Ctrl-C they did, but may be deep in native code)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         with contextlib.suppress(OSError, AttributeError, ValueError):
             process.kill()
+    # The pool's manager thread closes its wake-up pipe when it sees the workers gone; if the interpreter
+    # exits before that, concurrent.futures' exit hook may write to the pipe as it closes (Python 3.11:
+    # "OSError: Bad file descriptor" printed at exit). Waiting for the thread closes that window.
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def cpu_count() -> int:
