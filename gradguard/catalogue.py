@@ -47,6 +47,9 @@ class RuleDoc:
     path: Path
     body: str
     examples: tuple[Example, ...]
+    # The message when `retain_graph=True` on the very call keeps it from failing: the program runs,
+    # backpropagating through the stale graph again each iteration (None: the rule has none).
+    masked_message: str | None = None
 
     @property
     def url(self) -> str:
@@ -107,6 +110,7 @@ def parse_document(path: Path) -> RuleDoc:
             path=path,
             body=body,
             examples=tuple(examples),
+            masked_message=meta.get("masked_message"),
         )
     except (KeyError, ValueError, tomllib.TOMLDecodeError) as exc:
         raise CatalogueError(f"{path}: bad front matter: {exc}") from exc

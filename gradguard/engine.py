@@ -206,11 +206,17 @@ def prepare(data: bytes, path: str) -> Prepared:
     return Prepared(path, text, encoding)
 
 
-def prescreen(data: bytes) -> bool:
-    """The cheap prefilter on a file's bytes: False when it cannot hold a finding (it is not parsed)."""
-    from gradguard.analysis import might_hold_finding
+def prescreen(data: bytes, prepared: Prepared | None = None) -> bool:
+    """The cheap prefilter on a file's bytes: False when it cannot hold a finding (it is not parsed).
 
-    return might_hold_finding(data)
+    With the file's decoded text, a file that calls no backward of its own still passes when it calls a
+    helper of a project module it imports that does."""
+    from gradguard.analysis import might_hold_finding
+    from gradguard.analysis.project import runs_imported_backward
+
+    if might_hold_finding(data):
+        return True
+    return prepared is not None and prepared.notebook is None and runs_imported_backward(prepared.path, prepared.source)
 
 
 def screen(prepared: Prepared, data: bytes | None = None) -> FileResult | None:
@@ -225,7 +231,7 @@ def screen(prepared: Prepared, data: bytes | None = None) -> FileResult | None:
         if not prepared.notebook.is_python or not might_hold_finding(prepared.program):
             return _result(prepared, (), skipped=True)
         return None
-    if might_hold_finding(data if data is not None else prepared.source):
+    if prescreen(data if data is not None else prepared.source.encode("utf-8", "surrogatepass"), prepared):
         return None
     return _result(prepared, (), skipped=True)
 

@@ -316,7 +316,7 @@ def _triage(
         stage = "decoding"
         item = None if notebook else prepare(data, path)
         stage = "prefiltering"
-        if item is not None and not prescreen(data):
+        if item is not None and not prescreen(data, item):
             stage = "checking the syntax of"
             checked = _checked_skip(item, data, compiled)
             if cache is not None and info is not None and checked.skipped:

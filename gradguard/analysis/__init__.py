@@ -37,12 +37,12 @@ def facts_for(source: str, describe_row: Callable[[int], str] | None = None,
     With the file's `path`, the project modules it imports are read too (`project.py`)."""
     from gradguard.analysis.detect import facts_of
     from gradguard.analysis.program import Program
-    from gradguard.analysis.project import Project
+    from gradguard.analysis.project import Project, runs_imported_backward
     from gradguard.analysis.screen import screen
     from gradguard.parse import parse_module
 
     screened = screen(source)
-    if screened is not None and not screened.relevant:
+    if screened is not None and not screened.relevant and (path is None or not runs_imported_backward(path, source)):
         return None
     module = parse_module(source)
     project = Project(path) if path is not None else None

@@ -2,6 +2,7 @@
 it meets (with the carrier found walking back from the root), needless retains, kept graphs."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import libcst as cst
@@ -49,6 +50,9 @@ class Boundary:
     read: Read
     loops: tuple[cst.CSTNode, ...]  # the loops around the creation of the stale value
     old: bool  # the stale value was made by an earlier evaluation of its expression
+    # The first read walking back from the root on the way to it (`q_pi` in `-q_pi.mean()`, when the
+    # stale value is a layer's output read inside the model's forward), if not `read` itself.
+    via: Read | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,9 @@ class Met:
     conditions: tuple[tuple[cst.CSTNode, bool], ...] = ()
     # The last earlier backward that retained the graph this one goes through.
     retained_by: CallInfo | None = None
+    # Not a failure: this call retains its graph, and in a later iteration of a loop that steps an
+    # optimizer it goes through what it retained again (`retain_graph=True` hides a stale graph).
+    masked: bool = False
 
 
 
@@ -76,14 +83,16 @@ class AutogradEvents:
 
     def call_info(self, call: cst.CSTNode, kind: CallKind, root_expr: cst.CSTNode | None, retain: bool,
                   create_graph: bool, frame: Frame) -> CallInfo:
-        key = (id(call), tuple(id(loop) for loop in frame.loops))
+        local_call = frame.local_call if frame.module is not None else None
+        key = (id(call), tuple(id(loop) for loop in frame.loops), id(local_call[0]) if local_call else None)
         info = self.call_infos.get(key)
         if info is None:
             root_text = ""
             if root_expr is not None:
                 root_text = self.code_of(root_expr)
             info = CallInfo(call, self.statement(frame), kind, root_text, root_expr, retain, create_graph,
-                            tuple(frame.loops), frame.function.qualname if frame.function else "<module>")
+                            tuple(frame.loops), frame.function.qualname if frame.function else "<module>",
+                            local_call)
             self.call_infos[key] = info
         return info
 
@@ -164,6 +173,7 @@ class AutogradEvents:
                 self.backward_holders.add(current.holder.key)
                 current = current.outer
         retained_by: list[CallInfo] = []
+        again: frozenset[int] = frozenset()
         for retained_call, (nodes, stamps) in self.retains.items():
             # The same call counts too: a retaining backward in a loop over one precomputed graph.
             kept = translate(nodes, stamps, state.epochs) & value.nodes
@@ -171,6 +181,10 @@ class AutogradEvents:
                 self.retains_needed.add(retained_call)
                 if retained_call is not info:
                     retained_by.append(retained_call)
+                elif info in self.stepped_after_retain:
+                    again = kept
+        if again and frame is not None and frame.loops:
+            self._masked(info, value, again, state, frame)
         stale = frozenset(n for n in value.nodes if n in state.freed)
         self.call_roots.setdefault(info, value.top)
         # Only freed nodes that kept saved tensors make the second pass fail.
@@ -206,6 +220,25 @@ class AutogradEvents:
                                       created.loops if created is not None else (),
                                       tuple(frame.conditions) if frame is not None else (),
                                       retained_by[-1] if retained_by else None)
+
+    def _masked(self, info: CallInfo, value: Value, again: frozenset[int], state: State, frame: Frame) -> None:
+        """A retaining backward that, after an optimizer step, goes through the graph it retained in an
+        earlier iteration again: without `retain_graph=True` it would fail there; with it, every
+        iteration backpropagates through that old graph (a rollout's log-probabilities, a tensor
+        built once, a state carried across iterations)."""
+        key = (id(info), id(info))
+        # Only a graph built outside the loop is known to be an old one: nodes of the loop's own code
+        # reached again may stand for this iteration's (generations are folded to reach a fixed point).
+        saved = frozenset(n for n in again if n // GENERATIONS in self.saving and self._built_outside(n, info))
+        if key in self.conflicts or not saved or value.element:
+            return
+        if all(n // GENERATIONS in self.unsure and self._built_outside(n, info) for n in saved):
+            return
+        created = self.origins.get(min(saved))
+        why = Freed(info, self.stepped_after_retain.get(info, frozenset()), conditions=tuple(frame.conditions))
+        self.conflicts[key] = Met(info, info, value, saved, why, tuple(self.boundary(value, saved, state.epochs)),
+                                  created.loops if created is not None else (), tuple(frame.conditions),
+                                  None, masked=True)
 
     def invariant_assumptions(self, state: State, frame: Frame | None) -> frozenset[tuple[str, bool]]:
         """The conditions of this path that every iteration of the loops around takes the same way
@@ -258,15 +291,18 @@ class AutogradEvents:
         """Reads of a holder whose own value was stale, walking back from a root over fresh nodes."""
         found: list[Boundary] = []
         seen: set[int] = set()
-        queue = [n for n in value.top if n not in stale]
+        queue: list[tuple[int, Read | None]] = [(n, None) for n in value.top if n not in stale]
         while queue:
-            node = queue.pop()
+            node, via = queue.pop()
             if node in seen:
                 continue
             seen.add(node)
             origin = self.origins.get(node)
             if origin is None:
                 continue
+            # The parents go on the stack first: a node also reached through a read is walked as
+            # that read's (the read names the path).
+            queue.extend((n, via) for n in origin.now(origin.parents, epochs) if n not in seen and n not in stale)
             for read in origin.reads:
                 top = origin.now(read.top, epochs)
                 reached = top & stale
@@ -274,10 +310,9 @@ class AutogradEvents:
                     if all(b.read is not read for b in found):
                         created = self.origins.get(min(reached))
                         found.append(Boundary(read, created.loops if created is not None else (),
-                                              all(generation_of(n) for n in reached)))
+                                              all(generation_of(n) for n in reached), via))
                 else:
-                    queue.extend(n for n in top if n not in seen)
-            queue.extend(n for n in origin.now(origin.parents, epochs) if n not in seen and n not in stale)
+                    queue.extend((n, via or read) for n in top if n not in seen)
         return found
 
     def reads_behind(self, tops: frozenset[int]) -> list[Read]:
@@ -347,31 +382,61 @@ class AutogradEvents:
             instance = label.rsplit(".", 1)[0]
             if instance != "self":
                 owner = instance + owner[len("self"):]
+        # Inside a method of `agent`, `self.actor` is also `agent.actor`: the modules called from
+        # outside `agent` carry that label.
+        names = frozenset({owner, self.outside_label(owner)})
+        for retained in self.retains:
+            self.stepped_after_retain[retained] = self.stepped_after_retain.get(retained, frozenset()) | names
         if owner.startswith("?"):
             self.optimizer_owners.add(owner)
         for node, why in list(state.freed.items()):
-            if owner not in why.stepped:
-                state.freed[node] = replace(why, stepped=why.stepped | {owner})
+            if not names <= why.stepped:
+                state.freed[node] = replace(why, stepped=why.stepped | names)
         if call is None or frame is None or state.dead:
             return
         # Whose parameters an optimizer of unknown modules updates: those the last backward
         # before its step went through (a step follows the backward that filled its gradients).
         unknown = owner.startswith("?") or not isinstance(optimizer.ref, str)
+        # ... and, beyond those nodes, every call of the modules they came from (`critic(...)` in the
+        # policy loss, when the critic's loss was the last backward).
+        filled = {label for label in map(self._module_label(state), self.last_backward) if label} \
+            if unknown else set()
+        outermost = {label for label in filled if not any(_owns(other, frozenset({label})) and other != label
+                                                          for other in filled)}
+        if len(outermost) > 1:
+            # The backward went through several modules (an actor's loss through the critic): which of
+            # them this optimizer updates is not known.
+            filled = set()
         touched = []
         for node in state.held_nodes():
             site, generation = divmod(node, GENERATIONS)
             if node in state.freed or generation == GENERATIONS - 1:
                 continue  # the summary generation stands for many calls: no evidence
-            owners = self.module_calls.get((site, state.epochs.get(site, 0) - generation))
-            if owners and (node in self.last_backward if unknown else _owns(owner, owners)):
+            key = (site, state.epochs.get(site, 0) - generation)
+            owners = self.module_calls.get(key)
+            if not owners:
+                continue
+            if unknown:
+                label = self.module_labels.get(key)
+                if node in self.last_backward or (label is not None and any(
+                        _owns(label, frozenset({f})) or _owns(f, frozenset({label})) for f in filled)):
+                    touched.append(node)
+            elif any(_owns(n, owners) for n in names):
                 touched.append(node)
         if not touched:
             return
         info = self.call_info(call, CallKind.STEP, None, False, False, frame)
-        step = Freed(info, frozenset({owner}), conditions=tuple(frame.conditions),
+        step = Freed(info, names, conditions=tuple(frame.conditions),
                      assumed=self.invariant_assumptions(state, frame), by_step=True)
         for node in touched:
             state.freed[node] = step
+
+    def _module_label(self, state: State) -> Callable[[int], str | None]:
+        """For a node, the label of the module call that made it, if it was one."""
+        def label(node: int) -> str | None:
+            site, generation = divmod(node, GENERATIONS)
+            return self.module_labels.get((site, state.epochs.get(site, 0) - generation))
+        return label
 
     def note_accumulation(self, target: cst.BaseExpression, item: Value, item_expr: cst.CSTNode | None,
                           statement: cst.CSTNode, state: State, frame: Frame, container: bool) -> None:

@@ -58,6 +58,8 @@ class CallEvaluation:
         if name is not None:
             return self.eval_known_call(call, name, state, frame)
         callee = self.eval(func, state, frame)
+        if is_api_reference(callee):
+            return self.eval_known_call(call, callee.qual, state, frame)  # type: ignore[arg-type]
         args, kwargs = self.eval_args(call, state, frame)
         return self.call_value(call, callee, indexed(func), args, kwargs, state, frame)
 
@@ -136,13 +138,13 @@ class CallEvaluation:
                 # called as a module whose code is not read, it still builds graph from its parameters.
                 method = None
             if method is not None:
-                self.owners.append(label or "")
+                self.enter_owner(label)
                 frozen = self.is_frozen(("class", callee.ref.key), state) or self.is_frozen(label, state)
                 self.frozen_depth += frozen
                 try:
                     result = self.call_function(method, args, kwargs, state, frame, callee, call)
                 finally:
-                    self.owners.pop()
+                    self.leave_owner()
                     self.frozen_depth -= frozen
                 if label is not None and result.nodes:
                     result = replace(result, label=label)
@@ -151,6 +153,13 @@ class CallEvaluation:
                 and isinstance(callee.ref, Value) and callee.ref.kind is Kind.INSTANCE:
             # `nn.Sequential(Block(), Block())(x)`: each of its modules' forward runs (one stands for all).
             return self.call_value(call, callee.ref, label, args, kwargs, state, frame)
+        if callee.kind in (Kind.MODULE, Kind.UNKNOWN) and not callee.nodes:
+            owner = self._optimizer_owner(call)
+            if owner is not None:
+                # A callable the analysis cannot read, given a module's parameters first
+                # (`build_optimizer(net.parameters())`, `self.optimizer_class(...)`): it makes the
+                # optimizer of that module (no forward takes its own parameters).
+                return Value(Kind.OPTIMIZER, ref=owner, label=label)
         operands: Args = [*args, *((None, v) for v in kwargs.values())]
         if callee.kind is Kind.MODULE and callee.weights:
             # Its forward reads (and the legacy hooks first recompute) its computed weights.
@@ -262,6 +271,13 @@ class CallEvaluation:
         if name in K.PARAMETER_TYPES:
             return Value(Kind.TENSOR, grad=True)
         fact = api.lookup(name)
+        if fact is None and api.family_of(name) is None:
+            owner = self._optimizer_owner(call)
+            if owner is not None:
+                # A library function no fact describes, given a module's parameters first
+                # (`build_optimizer(net.parameters())`): it makes that module's optimizer.
+                self.optimizer_owners.add(owner)
+                return Value(Kind.OPTIMIZER, ref=owner, label=dotted(call.func))
         if fact is not None and fact.computes is not None and args:
             return self.with_computed_weight(call, fact.computes, args, kwargs, state)
         if name in K.DATA_FUNCTIONS:
@@ -475,6 +491,11 @@ class CallEvaluation:
             args, kwargs = self.eval_args(call, state, frame)
             return self.call_value(call, callee, dotted(func), args, kwargs, state, frame)
         own = self.method_of(receiver.ref, method) if isinstance(receiver.ref, ClassInfo) else None
+        if own is None and receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
+            held = state.heap.get((receiver.ref.key, method))
+            if held is not None and is_api_reference(held):
+                # `self.optimizer_class(params)`: the library class the attribute was given.
+                return self.eval_known_call(call, held.qual, state, frame)  # type: ignore[arg-type]
         if receiver.kind in (Kind.INSTANCE, Kind.MODULE) and method in K.MODULE_RETURNS_SELF and own is None:
             args, _ = self.eval_args(call, state, frame)
             fact = api.method(method, Receiver.MODULE)
@@ -489,11 +510,11 @@ class CallEvaluation:
             info = self.method_of(receiver.ref, method)
             if info is not None:
                 args, kwargs = self.eval_args(call, state, frame)
-                self.owners.append(label or "")
+                self.enter_owner(label)
                 try:
                     result = self.call_function(info, args, kwargs, state, frame, receiver, call)
                 finally:
-                    self.owners.pop()
+                    self.leave_owner()
                 if receiver.ref.is_optimizer and any(update in method for update in api.weight_updates()):
                     # An optimizer of this file (SAM's first_step/second_step) updates weights.
                     self.optimizer_step(receiver, label, state)
@@ -589,6 +610,13 @@ class CallEvaluation:
                 return receiver
             return self.element_of(receiver) if receiver.kind is not Kind.UNKNOWN else receiver
         update = api.method(method, Receiver.OPTIMIZER)
+        if update is not None and update.updates_weights and receiver.kind in (Kind.UNKNOWN, Kind.TENSOR) \
+                and not receiver.nodes and api.method(method, Receiver.TENSOR) is None \
+                and label is not None and label in self.grad_resets(frame):
+            # `opt.zero_grad(); ...; opt.step()` on an object the analysis cannot see into (handed
+            # over in a list, built by a factory, an attribute set where it does not look): an
+            # optimizer of unknown modules (no tensor has that method).
+            receiver = Value(Kind.OPTIMIZER, ref=f"?{label}", label=label)
         if update is not None and update.updates_weights and receiver.kind is Kind.OPTIMIZER:
             args, kwargs = self.eval_args(call, state, frame)
             closure = self._called_back(update, args, kwargs)
@@ -614,9 +642,12 @@ class CallEvaluation:
                     state.heap[(HOOKS, method)] = Value(Kind.TUPLE, elems=(*existing, registered))
             return UNKNOWN
         family = api.family_of(receiver.qual) if receiver.qual else None
-        drawn = api.method(method, Receiver.DISTRIBUTION) if family is not None else None
-        if drawn is not None and family is not None and family.returns is Returns.DISTRIBUTION \
-                and drawn.returns is Returns.FRESH:
+        drawn = api.method(method, Receiver.DISTRIBUTION)
+        if drawn is not None and drawn.returns is Returns.FRESH and (
+                (family is not None and family.returns is Returns.DISTRIBUTION)
+                or (receiver.kind in (Kind.UNKNOWN, Kind.TENSOR) and api.method(method, Receiver.TENSOR) is None)):
+            # A draw without a graph (`sample()`): of a known distribution, or of whatever an unseen
+            # model returned, since no tensor has that method.
             self.eval_args(call, state, frame)
             return FRESH
         wrapper = api.method(method, Receiver.ACCELERATOR)
@@ -659,3 +690,23 @@ class CallEvaluation:
             return UNKNOWN
         return self.derive(call, operands, state, frame)
 
+
+def is_api_reference(value: Value) -> bool:
+    """A library class held as a value (`Evaluator.api_reference`)."""
+    return value.kind is Kind.CLASS and value.ref is None and value.qual is not None
+
+
+def grad_resets_in(node: cst.CSTNode) -> frozenset[str]:
+    """The receivers of an optimizer's gradient reset (`opt.zero_grad()`) in a function's code."""
+    found: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in K.GRAD_RESETS:
+                text = dotted(func.value)
+                if text is not None:
+                    found.add(text)
+
+    node.visit(Finder())
+    return frozenset(found)

@@ -4,6 +4,7 @@ why it was stale (the cause), and which retains and stored graphs are needless."
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import libcst as cst
 
@@ -38,12 +39,16 @@ def facts_of(program: Program, source: str) -> FileFacts:
             continue
         seen.add(key)
         facts.conflicts.append(_conflict(program, met, facts))
+    facts.conflicts = _without_guessed_owners(facts.conflicts)
     facts.needless_retains.extend(_needless_retains(program))
     facts.kept_alive.extend(_kept_alive(program))
     facts.lightning_backward.extend(program.framework_calls)
     if program.loaded_modules:
         # Findings belong to the file whose call fails; code of imported modules only explains them.
-        facts.conflicts = [c for c in facts.conflicts if facts.is_local(c.failing.node)]
+        # A backward in a helper of another module fails for the call of this file that ran it.
+        facts.conflicts = [c if facts.is_local(c.failing.node) else _at_local_call(program, c)
+                           for c in facts.conflicts if facts.is_local(c.failing.node) or (
+                               c.failing.local_call is not None and facts.is_local(c.failing.local_call[0]))]
         facts.needless_retains = [r for r in facts.needless_retains if facts.is_local(r.call.node)]
         facts.kept_alive = [k for k in facts.kept_alive if facts.is_local(k.statement)]
         facts.lightning_backward = [c for c in facts.lightning_backward if facts.is_local(c.node)]
@@ -52,6 +57,66 @@ def facts_of(program: Program, source: str) -> FileFacts:
         facts.dependencies = program.project.dependencies
     facts.incomplete = tuple(_incomplete(program, facts))
     return facts
+
+
+def _without_guessed_owners(conflicts: list[Conflict]) -> list[Conflict]:
+    """An in-place conflict that rests on a guess of what an optimizer of unknown modules updates
+    yields to another finding at the same call made without that guess (the entry analysis of
+    `train(policy, old_policy, optimizer)` guesses; the program's own call of it knows)."""
+    def guessed(conflict: Conflict) -> bool:
+        return conflict.cause is Cause.STEPPED and bool(conflict.stepped) \
+            and all(owner.startswith("?") for owner in conflict.stepped)
+
+    known = {id(c.failing.node) for c in conflicts if not guessed(c)}
+    return [c for c in conflicts if not (guessed(c) and id(c.failing.node) in known)]
+
+
+def _at_local_call(program: Program, conflict: Conflict) -> Conflict:
+    """A conflict whose failing call is in another module, reported at the linted file's call that
+    ran that module's code; a root or carrier that is a parameter of the called helper is named by
+    the argument the linted file passed (`policy_loss`, not the helper's `loss`)."""
+    from gradguard.analysis.values import Holder
+
+    failing = conflict.failing
+    assert failing.local_call is not None
+    node, statement = failing.local_call
+    passed = _passed_arguments(program, failing, node)
+    root = passed.get(failing.root_text, failing.root_text)
+    local = replace(failing, node=node, statement=statement, local_call=None, root_text=root)
+    carrier = conflict.carrier
+    if carrier is not None and carrier.holder.kind == "variable" and carrier.holder.text in passed:
+        text = passed[carrier.holder.text]
+        carrier = replace(carrier, holder=Holder("variable", (text,), text), assignments=())
+    return replace(conflict, failing=local, carrier=carrier, remote_failing=failing)
+
+
+def _passed_arguments(program: Program, failing: CallInfo, call: cst.CSTNode) -> dict[str, str]:
+    """For the helper the remote failing call sits in, called directly by `call`: each parameter's
+    name, and the text of the argument `call` passed for it."""
+    if not isinstance(call, cst.Call):
+        return {}
+    function = None
+    for info in program.loaded_modules:
+        current = info.parents.get(failing.node)
+        while current is not None and not isinstance(current, cst.FunctionDef):
+            current = info.parents.get(current)
+        if current is not None:
+            function = current
+            break
+    if function is None:
+        return {}
+    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    if isinstance(call.func, cst.Attribute) and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    code = cst.Module(body=[]).code_for_node
+    passed: dict[str, str] = {}
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for name, arg in zip(params, positional):
+        passed[name] = code(arg.value)
+    for arg in call.args:
+        if arg.keyword is not None:
+            passed[arg.keyword.value] = code(arg.value)
+    return passed
 
 
 def _elsewhere(program: Program):  # type: ignore[no-untyped-def]
@@ -153,6 +218,11 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
     boundary = [] if same_root else list(met.boundary)
     chosen = _best_boundary(boundary)
     read = outermost(chosen.read) if chosen is not None else None
+    if why.by_step and chosen is not None and chosen.via is not None \
+            and outermost(chosen.via).function is not read.function:
+        # The step changed weights a callee's layer saved: the value the user holds is the one the
+        # backward's own code read (`q_pi`), not the layer output inside the model's forward.
+        read = outermost(chosen.via)
     created_loops = chosen.loops if chosen is not None else met.created_loops
     old_generation = chosen.old if chosen is not None else all(generation_of(n) for n in stale)
     before = [loop_ for loop_ in failing.loops if loop_ not in created_loops]
@@ -209,6 +279,11 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         cause = Cause.FRAMEWORK
     if why.by_step:
         cause = Cause.STEPPED
+    if met.masked and cause in (Cause.SAME_ROOT, Cause.SHARED_FORWARD, Cause.GAN_REUSE, Cause.GRAD_FREED):
+        # Kept alive by the call's own `retain_graph=True`: what it goes through again each iteration
+        # was built before the loop (`AutogradEvents._masked` keeps only such graphs).
+        cause = Cause.BUILT_BEFORE_LOOP
+        loop = before_loop or (failing.loops[-1] if failing.loops else None)
     if read is not None:
         entry = _entry_statement(read, loop)
     consumer_stepped = bool(carrier and stepped_reads(carrier.first_reads, why.stepped))
@@ -217,7 +292,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
     return Conflict(failing, freed_by, cause, carrier, why.stepped, loop, entry, root_defs,
                     _function_of(read) if read is not None else None, consumer_stepped,
                     only_freeing[-1] if only_freeing else None, met.retained_by,
-                    decorators if cause is Cause.MEMOIZED else ())
+                    decorators if cause is Cause.MEMOIZED else (), masked=met.masked)
 
 
 def _best_boundary(boundary: list[Boundary]) -> Boundary | None:

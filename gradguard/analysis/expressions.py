@@ -17,14 +17,16 @@ from gradguard.analysis.api import (
     FORWARD,
     Computes,
     Fact,
+    Returns,
     builtin_names,
     declared_facts,
     lookup,
+    makes,
 )
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
 from gradguard.analysis.calls import Args, CallEvaluation
 from gradguard.analysis.evidence import Role, roles_in
-from gradguard.analysis.names import canonical, dotted, qualify
+from gradguard.analysis.names import canonical, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo, Project
 from gradguard.analysis.scopes import Bindings, checked_locals
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
@@ -97,6 +99,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.call_roots: dict[CallInfo, frozenset[int]] = {}
         self.call_infos: dict[tuple[int, tuple[int, ...]], CallInfo] = {}
         self.retains: dict[CallInfo, tuple[frozenset[int], dict[int, int]]] = {}
+        # Retaining calls an optimizer stepped after (see `AutogradEvents._masked`).
+        self.stepped_after_retain: dict[CallInfo, frozenset[str]] = {}
         self.retains_needed: set[CallInfo] = set()
         self.escaped: set[int] = set()
         self.accumulations: dict[cst.CSTNode, Accumulation] = {}
@@ -131,7 +135,14 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # Module calls by (site, how many times it had been evaluated): the module called and the
         # objects whose methods were running, whose parameters their nodes saved.
         self.module_calls: dict[tuple[int, int], frozenset[str]] = {}
+        # The same calls by the module itself, as labelled from outside every running method
+        # (`critic.fc`): which module's parameters the node saved, for optimizers of unknown modules.
+        self.module_labels: dict[tuple[int, int], str] = {}
+        # The labels of the modules and objects whose methods are running, as written at each call
+        # (`self.q`), and as seen from outside the outermost one (`main.q`: `main(x)` ran `self.q(...)`).
         self.owners: list[str] = []
+        self.owner_paths: list[str] = []
+        self.resets_by_function: dict[cst.CSTNode, frozenset[str]] = {}
         self.last_backward: frozenset[int] = frozenset()
         # Classes whose parameters are all frozen, and how many frozen modules' code is running.
         self.frozen_classes: set[str] = set()
@@ -210,6 +221,14 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 return None
             return self.attribute_value(owner, expr, state, frame)
         return None
+
+    def api_reference(self, expr: cst.Name | cst.Attribute, state: State, frame: Frame) -> Value | None:
+        """A library class or function named without being called (`optimizer_class=optim.Adam`), as a
+        value: a later call of whatever holds it is a call of that API."""
+        name = self.qualified(expr, state, frame)
+        if name is None or "." not in name or makes(name) not in _REFERENCED:
+            return None
+        return Value(Kind.CLASS, label=name, qual=name)
 
     def lookup(self, name: str, state: State, frame: Frame) -> Value | None:
         """A variable's value: the frame's locals, enclosing frames for closures, then globals."""
@@ -454,6 +473,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     found = self.project_value(imported, frame.module)
                     if found is not None:
                         return found
+                reference = self.api_reference(expr, state, frame)
+                if reference is not None:
+                    return reference
                 if self.checked_names(frame).unbound_read_fails(expr.value, self.statement(frame)) \
                         and not self.bound_elsewhere(expr.value, state, frame):
                     # Unbound on this path: the program would stop with a NameError first.
@@ -461,6 +483,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 return UNKNOWN
             return value
         if isinstance(expr, cst.Attribute):
+            reference = self.api_reference(expr, state, frame)
+            if reference is not None:
+                return reference
             owner = self.eval(expr.value, state, frame)
             result = self.attribute_value(owner, expr, state, frame)
             if result.nodes and owner.nodes and result.kind is not Kind.INSTANCE and owner.kind is not Kind.INSTANCE:
@@ -552,7 +577,18 @@ class Evaluator(CallEvaluation, AutogradEvents):
 
     def eval_subscript(self, expr: cst.Subscript, state: State, frame: Frame) -> Value:
         base = self.eval(expr.value, state, frame)
-        if base.kind in (Kind.LIST, Kind.TUPLE) and all(isinstance(e.slice, cst.Slice) for e in expr.slice):
+        sliced = all(isinstance(e.slice, cst.Slice) for e in expr.slice)
+        if base.kind is Kind.MODULE and base.qual in K.MODULE_CONTAINERS and base.ref is None:
+            # `self.layers[-1]`, `self.blocks[:-1]`, `self.heads["q"]` of a ModuleList, Sequential or
+            # ModuleDict of library modules: one of the modules it holds, or a container of some.
+            for element in expr.slice:
+                part = element.slice
+                bounds = (part.lower, part.upper, part.step) if isinstance(part, cst.Slice) else (part.value,)
+                for bound in bounds:
+                    if bound is not None:
+                        self.eval(bound, state, frame)
+            return base if sliced else Value(Kind.MODULE, label=indexed(expr))
+        if base.kind in (Kind.LIST, Kind.TUPLE) and sliced:
             # `data[::-1]`, `items[1:]`: the same kind of container, holding some of the same items.
             for element in expr.slice:
                 slice_ = element.slice
@@ -716,6 +752,38 @@ class Evaluator(CallEvaluation, AutogradEvents):
 
     # -- operations that build graph -----------------------------------------------------
 
+    def grad_resets(self, frame: Frame) -> frozenset[str]:
+        """What the running function's code calls `zero_grad()` on (cached per function)."""
+        node = frame.function.node if frame.function is not None else self.module_node
+        found = self.resets_by_function.get(node)
+        if found is None:
+            from gradguard.analysis.calls import grad_resets_in
+
+            found = self.resets_by_function[node] = grad_resets_in(node)
+        return found
+
+    def enter_owner(self, label: str | None) -> None:
+        """A method of the object called `label` starts running (see `owners`)."""
+        label = label or ""
+        outer = self.owner_paths[-1] if self.owner_paths else ""
+        self.owners.append(label)
+        self.owner_paths.append(self.seen_from_outside(label, outer))
+
+    def leave_owner(self) -> None:
+        self.owners.pop()
+        self.owner_paths.pop()
+
+    def outside_label(self, label: str) -> str:
+        """`label` as the caller of the running methods would write it (`self.q` in a method of
+        `main` is `main.q`)."""
+        return self.seen_from_outside(label, self.owner_paths[-1] if self.owner_paths else "")
+
+    @staticmethod
+    def seen_from_outside(label: str, outer: str) -> str:
+        if outer and outer != "self" and (label == "self" or label.startswith("self.")):
+            return outer + label[len("self"):]
+        return label
+
     def derive(self, node: cst.CSTNode, operands: Args, state: State, frame: Frame,
                source: bool = False, consumer: str | None = None) -> Value:
         """The result of an operation on `operands`: a new graph node if any of them requires grad."""
@@ -729,11 +797,15 @@ class Evaluator(CallEvaluation, AutogradEvents):
         site = self.site(node, frame)
         if source or self.saves_tensors(node, state, frame):
             self.saving.add(site)
-        owners = frozenset({*self.owners, *([consumer] if consumer else [])}) if source else frozenset()
+        owners = frozenset({*self.owners, *self.owner_paths, *([consumer] if consumer else [])}) \
+            if source else frozenset()
         epoch = state.epochs.get(site, 0)
         if owners:
             # By evaluation count, not node id: paths run apart age node ids apart.
             self.module_calls[(site, epoch + 1)] = owners
+            inner = self.outside_label(consumer) if consumer else (self.owner_paths[-1] if self.owner_paths else "")
+            if inner and inner != "self":
+                self.module_labels[(site, epoch + 1)] = inner
         if epoch:
             state.rename_site(site)
             self._age_origin(site)
@@ -887,6 +959,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                      container.grad or item.grad, item_shape=shape, ref=ref)
 
 _CONTAINERS = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT})
+# Library classes whose name, passed around uncalled, stands for the class (`optimizer_class=optim.Adam`).
+_REFERENCED = frozenset({Returns.OPTIMIZER, Returns.MODULE, Returns.DISTRIBUTION})
 
 
 def _string_key(expr: cst.BaseExpression) -> str | None:

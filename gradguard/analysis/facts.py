@@ -77,6 +77,12 @@ class Conflict:
     # MEMOIZED by caching decorators (`functools.lru_cache`): each, with the decorator that
     # would compute the same on every call ("" for none).
     memoised: tuple[tuple[cst.Decorator, str], ...] = ()
+    # When the failing call is in another module's code: that call (the finding is reported at the
+    # call of the linted file that ran it, `failing`).
+    remote_failing: CallInfo | None = None
+    # The failing call retains its graph: it does not fail but goes through the stale graph again
+    # each iteration (`retain_graph=True` hides the bug); `freed_by` is that same call.
+    masked: bool = False
 
 
 @dataclass(frozen=True)

@@ -749,7 +749,8 @@ class Interpreter(Evaluator):
         module = info.module if info.module is not None else (frame.module if info.nested else None)
         callee = Frame(info, self_value, list(frame.loops), frame.depth + 1,
                        imports=dict(module.imports if module is not None else self.imports),
-                       conditions=list(frame.conditions), module=module, call_site=call)
+                       conditions=list(frame.conditions), module=module, call_site=call,
+                       local_call=(call, self.statement(frame)) if frame.module is None else frame.local_call)
         locals_: dict[str, Value] = {}
         params = node.params
         positional = [*params.posonly_params, *params.params]

@@ -115,6 +115,7 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "ITERATING_CALLS": lambda: _names(lambda f: f.iterates),
     # Optimizer methods that update the weights in place.
     "WEIGHT_UPDATES": lambda: _names(lambda f: f.updates_weights, Receiver.OPTIMIZER),
+    "GRAD_RESETS": lambda: _names(lambda f: f.resets_grads, Receiver.OPTIMIZER),
     "SUBMODULE_METHODS": lambda: _names(lambda f: f.submodules is not None, Receiver.MODULE),
     "ALL_SUBMODULE_METHODS": lambda: _names(lambda f: f.submodules == "all", Receiver.MODULE),
     # Containers of modules: iterating or indexing them gives the modules back.

@@ -73,6 +73,9 @@ class Program(Interpreter):
                     name = qualify(base.value, imports)
                     if name is not None:
                         bases.append(canonical(name))
+                        if self.project is not None:
+                            # A base class of another project module: its methods are this class's.
+                            self.project_value(name, source)
                     elif isinstance(base.value, cst.Name):
                         bases.append(base.value.value)
                 info = ClassInfo(statement, statement.name.value, tuple(bases), module=source)
@@ -218,7 +221,8 @@ class Program(Interpreter):
         assert isinstance(node, cst.FunctionDef)
         params = [*node.params.posonly_params, *node.params.params]
         roles = roles_in(node.body, self.imports)
-        args = [(None, self.unseen_argument(param, roles)) for param in params[1 if instance is not None else 0:]]
+        args = [(None, self.unseen_argument(param, roles, state, frame))
+                for param in params[1 if instance is not None else 0:]]
         met = set(self.conflicts)
         accumulated = set(self.accumulations)
         try:
@@ -243,8 +247,14 @@ class Program(Interpreter):
                 self._framework_call(info, returned, path_state)
         return state
 
-    def unseen_argument(self, param: cst.Param, roles: dict[str, Role]) -> Value:
-        """The value of an argument no visible caller passes: what the body uses it as."""
+    def unseen_argument(self, param: cst.Param, roles: dict[str, Role], state: State, frame: Frame) -> Value:
+        """The value of an argument no visible caller passes: a class or function given as its default
+        (`actor_critic=core.ActorCritic`, `optimizer_class=optim.Adam`: what callers leave as it is),
+        else what the body uses it as."""
+        if param.default is not None and isinstance(param.default, (cst.Name, cst.Attribute)):
+            default = self.peek(param.default, state, frame) or self.eval(param.default, state, frame)
+            if default.kind in (Kind.CLASS, Kind.FUNCTION):
+                return default
         role = annotated_role(param.annotation, self.imports) or roles.get(param.name.value)
         return role_value(role, param.name.value)
 

@@ -9,10 +9,13 @@ calls backward is followed into the file that defines it.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
+import re
+import warnings
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -123,6 +126,29 @@ class Project:
             return None
         return self._load(dotted, dotted, self.roots, dotted)
 
+    def locate(self, name: str) -> str | None:
+        """The file of the project module `name` as the linted file imports it, without reading it."""
+        if self.file is None:
+            return None
+        level = len(name) - len(name.lstrip("."))
+        dotted = name[level:]
+        if level:
+            base = os.path.dirname(self.file)
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            roots = [base]
+        elif not dotted or dotted.split(".", 1)[0] in KNOWN_PACKAGES:
+            return None
+        else:
+            roots = self.roots
+        parts = dotted.split(".") if dotted else []
+        for root in roots:
+            base = os.path.join(root, *parts)
+            for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+                if os.path.isfile(candidate) and os.path.abspath(candidate) != self.file:
+                    return os.path.abspath(candidate)
+        return None
+
     def _load(self, key: str, name: str, roots: list[str], dotted: str) -> ModuleInfo | None:
         if key in self.loaded:
             return self.loaded[key]
@@ -140,6 +166,63 @@ class Project:
         return None
 
 
+_IMPORTS = re.compile(
+    r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w., \t]+)|import[ \t]+([\w., \t]+))", re.M)
+
+
+def runs_imported_backward(path: str, source: str) -> bool:
+    """Whether a file calls a function or method, defined in a project module it imports, that runs a
+    backward pass itself (`self._perform_update(loss, opt)` of a base class in another file): such a
+    file can hold a finding though it calls no backward of its own."""
+    project = Project(path)
+    if not project.roots:
+        return False
+    names: set[str] = set()
+    for match in _IMPORTS.finditer(source):
+        frm, imported, plain = match.groups()
+        if frm is not None:
+            candidates = [frm] + [f"{frm}.{n.split()[0]}" if frm.strip(".") else f"{frm}{n.split()[0]}"
+                                  for n in imported.split(",") if n.strip()]
+        else:
+            candidates = [n.split()[0] for n in plain.split(",") if n.strip()]
+        for candidate in candidates:
+            located = project.locate(candidate)
+            if located is not None:
+                names |= _backward_functions(located, *_stamp(located))
+    return any(re.search(rf"\b{re.escape(name)}\s*\(", source) for name in names)
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return 0, 0
+    return info.st_mtime_ns, info.st_size
+
+
+@lru_cache(maxsize=4096)
+def _backward_functions(path: str, mtime_ns: int, size: int) -> frozenset[str]:
+    """The functions and methods of a module whose own body runs a backward pass (by name)."""
+    from gradguard.analysis import might_hold_finding
+    from gradguard.analysis.screen import calls_backward
+
+    if not size or size > MAX_MODULE_BYTES:
+        return frozenset()
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        if not might_hold_finding(data):
+            return frozenset()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    return frozenset(node.name for node in ast.walk(tree)
+                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and calls_backward(node))
+
+
+@lru_cache(maxsize=4096)
 def _project_root(start: str) -> str | None:
     current = start
     while True:

@@ -43,6 +43,21 @@ def dotted(node: ast.expr) -> str | None:
     return None
 
 
+def calls_backward(tree: ast.AST) -> bool:
+    """Whether the code under `tree` calls backward or grad (or passes retain_graph/create_graph)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _CALL_NAMES:
+            return True
+        if isinstance(func, ast.Name) and func.id in _CALL_NAMES:
+            return True
+        if any(k.arg in torch_tensor.GRAPH_KEYWORDS for k in node.keywords):
+            return True
+    return False
+
+
 def screen(source: str) -> Screen | None:
     """Screen a source text; None when CPython cannot parse it (libcst will report why)."""
     try:

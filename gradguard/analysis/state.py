@@ -384,3 +384,6 @@ class Frame:
     module: ModuleInfo | None = None
     # The call this activation runs for (None for an entry): the context of the sites it evaluates.
     call_site: cst.CSTNode | None = None
+    # The innermost call in the linted file's own code that led here, with its statement (None while
+    # that code runs): where a backward in another module's code is reported.
+    local_call: tuple[cst.CSTNode, cst.CSTNode | None] | None = None

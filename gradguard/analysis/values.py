@@ -279,6 +279,8 @@ class CallInfo:
     create_graph: bool
     loops: tuple[cst.CSTNode, ...]  # the loops around the call, outermost first, across inlined calls
     function: str  # qualified name of the function it is in, "<module>" at top level
+    # For a call in another module's code: the call of the linted file that ran it, and its statement.
+    local_call: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
 
     @property
     def shown(self) -> str:

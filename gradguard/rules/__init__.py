@@ -46,16 +46,19 @@ class Rule:
 
     def report(self, facts: FileFacts, node: object, *, related: list[Related] | None = None,
                edits: list[Edit] | None = None, applicability: Applicability | None = None,
-               fix_title: str | None = None, note: str | None = None, **fields: str) -> Diagnostic:
-        """A finding at `node`, worded from the rule's document, with an optional fix."""
+               fix_title: str | None = None, note: str | None = None, masked: bool = False,
+               **fields: str) -> Diagnostic:
+        """A finding at `node`, worded from the rule's document, with an optional fix; `masked`: worded
+        for a call that does not fail because `retain_graph=True` keeps the stale graph alive."""
         doc = self.doc
         fix = None
         if edits:
             fix = Fix((fix_title or doc.fix_title).format(**fields),
                       applicability or doc.fix_applicability, tuple(edits))
+        message = (doc.masked_message if masked and doc.masked_message else doc.message).format(**fields)
         diagnostic = Diagnostic(
             code=self.code,
-            message=doc.message.format(**fields) + (f" ({note})" if note else ""),
+            message=message + (f" ({note})" if note else ""),
             span=facts.span(node),  # type: ignore[arg-type]
             severity=doc.severity,
             fix=fix,
@@ -149,7 +152,7 @@ class ConflictRule(Rule):
                 fields = self.fields(facts, conflict)
                 diagnostic = self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
                                          edits=edits, fix_title=plan.title, applicability=plan.applicability,
-                                         note=condition_note(facts, conflict), **fields)
+                                         note=condition_note(facts, conflict), masked=conflict.masked, **fields)
                 if not plan.edits and plan.title:
                     # No edit is sound here: the finding says in words what to do.
                     by_hand = plan.title.format(**fields)
@@ -294,7 +297,18 @@ def conflict_related(facts: FileFacts, conflict: Conflict) -> list[Related]:
 
 
 def condition_note(facts: FileFacts, conflict: Conflict) -> str | None:
-    """When the freeing call runs only under a condition: the words that name it."""
+    """When the freeing call runs only under a condition, the words that name it; when the failing
+    call is in another module, where it is."""
+    remote = conflict.remote_failing
+    if remote is not None:
+        where = facts.where(remote.node)
+        called = f"the {remote.shown} at {where}, run by this call" if where else None
+        branch = _condition_words(facts, conflict)
+        return "; ".join(part for part in (called, branch) if part) or None
+    return _condition_words(facts, conflict)
+
+
+def _condition_words(facts: FileFacts, conflict: Conflict) -> str | None:
     if conflict.condition is None:
         return None
     branch, taken = conflict.condition

@@ -7,6 +7,7 @@ import libcst as cst
 
 from gradguard import causes as model
 from gradguard import codemods
+from gradguard.analysis import knowledge as K
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit, Location, Span
 from gradguard.rules import ConflictRule, FixPlan
@@ -40,6 +41,8 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
     definition = assignments[0]
     if not _single_assignment(definition):
         return [], None
+    if conflict.masked:
+        return _unmask(facts, conflict, definition)
     guard = facts.parent(facts.parent(definition))  # type: ignore[arg-type]
     if conflict.cause is Cause.MEMOIZED:
         if isinstance(guard, cst.If) and guard.orelse is None:
@@ -75,6 +78,24 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
     return [codemods.insert_before(facts, _first_read(facts, conflict), lines)], None
 
 
+def _unmask(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) -> tuple[list[Edit], str | None]:
+    """`retain_graph=True` kept a graph built before the loop alive, and no optimizer of the loop
+    updates what that graph saved (else the step would make the backward fail): the graph only
+    carries gradients nobody uses. Build the value without it, and retain nothing."""
+    failing = conflict.failing.node
+    if any(owner.startswith("?") for owner in conflict.stepped):
+        # An optimizer of unknown modules stepped: it may update what the graph was built from (a
+        # regularisation term of the weights must then be recomputed, not detached).
+        return [], _UNMASK_BY_HAND
+    if not isinstance(failing, cst.Call) or not facts.is_local(failing):
+        return [], _AT_SOURCE
+    value = definition.body[0].value  # type: ignore[attr-defined]
+    edits = [codemods.replace_node(facts, value, codemods.detached(facts, value))]
+    edits += [codemods.drop_keyword(facts, failing, keyword) for keyword in K.RETAIN_GRAPH_KEYWORDS
+              if any(a.keyword is not None and a.keyword.value == keyword for a in failing.args)]
+    return edits, "Detach `{carrier}` where it is built, and stop retaining the graph"
+
+
 def _first_read(facts: FileFacts, conflict: Conflict) -> cst.CSTNode:
     """The first statement of the entry's block that reads the carrier: recomputed later, the
     reads above it would still get the stale value."""
@@ -90,6 +111,8 @@ def _first_read(facts: FileFacts, conflict: Conflict) -> cst.CSTNode:
 
 
 _BY_HAND = "Compute `{carrier}` inside the loop, from values bound there"
+_UNMASK_BY_HAND = ("Compute `{carrier}` inside the loop if it must follow the weights, or build it without a graph "
+                   "(`.detach()`) if it is data; then drop `retain_graph=True`")
 _AT_SOURCE = "Build the tensors `{carrier}` holds without a graph (`.detach()` or `torch.no_grad()` where they are computed)"
 
 

@@ -176,6 +176,7 @@ class Fact:
     registers: Returns | None = None  # `register_buffer(name, t)` (BUFFERS) or a parameter (PARAMETERS)
     clears: bool = False  # empties the container it is called on
     updates_weights: bool = False  # an optimizer's update: the weights change in place
+    resets_grads: bool = False  # an optimizer's `zero_grad`: with its update, the receiver is an optimizer
     source: str = "hand"  # "hand", "torch" (generated from the installed torch) or "config"
 
     @property

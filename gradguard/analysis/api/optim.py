@@ -27,7 +27,7 @@ FACTS: tuple[Fact, ...] = (
     # LBFGS evaluates the closure up to max_eval times per step (25 with the defaults).
     Fact("torch.optim.LBFGS.step", returns=Returns.VALUE, calls=Callback(0, times=25)),
     Fact("step", O, returns=Returns.VALUE, calls=Callback(0, keyword="closure"), updates_weights=True),
-    Fact("zero_grad", O, returns=Returns.NONE),
+    Fact("zero_grad", O, returns=Returns.NONE, resets_grads=True),
     Fact("add_param_group", O, returns=Returns.NONE, stores=Role.ARGUMENT),
     *facts(("state_dict", "load_state_dict"), O, returns=Returns.DATA),
 )
