@@ -229,14 +229,15 @@ class AutogradEvents:
         key = (id(info), id(info))
         # Only a graph built outside the loop is known to be an old one: nodes of the loop's own code
         # reached again may stand for this iteration's (generations are folded to reach a fixed point).
-        saved = frozenset(n for n in again if n // GENERATIONS in self.saving and self._built_outside(n, info))
+        outside = frozenset(n for n in again if self._built_outside(n, info))
+        saved = frozenset(n for n in outside if n // GENERATIONS in self.saving)
         if key in self.conflicts or not saved or value.element:
             return
-        if all(n // GENERATIONS in self.unsure and self._built_outside(n, info) for n in saved):
+        if all(n // GENERATIONS in self.unsure for n in saved):
             return
         created = self.origins.get(min(saved))
         why = Freed(info, self.stepped_after_retain.get(info, frozenset()), conditions=tuple(frame.conditions))
-        self.conflicts[key] = Met(info, info, value, saved, why, tuple(self.boundary(value, saved, state.epochs)),
+        self.conflicts[key] = Met(info, info, value, outside, why, tuple(self.boundary(value, outside, state.epochs)),
                                   created.loops if created is not None else (), tuple(frame.conditions),
                                   None, masked=True)
 

@@ -143,6 +143,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.owners: list[str] = []
         self.owner_paths: list[str] = []
         self.resets_by_function: dict[cst.CSTNode, frozenset[str]] = {}
+        self.class_assigned: dict[object, frozenset[str]] = {}
         self.last_backward: frozenset[int] = frozenset()
         # Classes whose parameters are all frozen, and how many frozen modules' code is running.
         self.frozen_classes: set[str] = set()
@@ -311,6 +312,22 @@ class Evaluator(CallEvaluation, AutogradEvents):
                         roles.setdefault(attr, role)
             self.class_roles[info.name] = roles
         return roles
+
+    def assigned_attributes(self, info: ClassInfo) -> frozenset[str]:
+        """The attributes the methods of a class and of its known base classes assign on `self`."""
+        found = self.class_assigned.get(info.key)
+        if found is None:
+            names: set[str] = set()
+            pending, seen = [info], set()
+            while pending:
+                current = pending.pop()
+                if current.key in seen:
+                    continue
+                seen.add(current.key)
+                names |= _self_assignments(current.node)
+                pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
+            found = self.class_assigned[info.key] = frozenset(names)
+        return found
 
     def checked_names(self, frame: Frame) -> Bindings:
         """The names of the running scope whose unbound read is sure to fail (`scopes.py`)."""
@@ -693,7 +710,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if name in K.MODULE_METHODS:
                 return Value(Kind.FUNCTION, label=dotted(expr))
             if owner.ref.is_module and name not in ("training",):
-                # An attribute of a module that the model did not see being set: a parameter.
+                role = self.attribute_roles(owner.ref).get(name)
+                if role is not None:
+                    # Set where this path did not go (`self.optim` in `compile()`): what it is used as.
+                    return role_value(role, dotted(expr))
+                if name in self.assigned_attributes(owner.ref):
+                    return UNKNOWN
+                # An attribute of a module that its code never sets: a parameter registered elsewhere.
                 frozen = self.is_frozen(("class", owner.ref.key), state)
                 return Value(Kind.TENSOR, grad=not frozen, label=dotted(expr))
             return UNKNOWN
@@ -995,3 +1018,28 @@ def role_value(role: Role | None, label: str | None) -> Value:
     if role is Role.DATA:
         return DATA
     return UNKNOWN
+
+
+def _self_assignments(node: cst.CSTNode) -> set[str]:
+    """`X` for each `self.X = ...` (or augmented / annotated) in a class's methods."""
+    found: set[str] = set()
+
+    def target(expr: cst.BaseExpression) -> None:
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            found.add(expr.attr.value)
+        elif isinstance(expr, (cst.Tuple, cst.List)):
+            for element in expr.elements:
+                target(element.value)
+
+    class Finder(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            target(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            target(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            target(node.target)
+
+    node.visit(Finder())
+    return found

@@ -83,3 +83,50 @@ def test_its_fix_builds_the_rollout_value_without_a_graph_and_retains_nothing() 
 
 def test_a_retaining_loop_that_steps_no_optimizer_is_intended() -> None:
     assert _rows(JACOBIAN) == []
+
+
+KERAS_LIKE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class BaseModel(nn.Module):
+        def __init__(self, dims, weight_decay=1e-5):
+            super().__init__()
+            self.net = nn.Sequential(nn.Linear(dims, 16), nn.ReLU(), nn.Linear(16, 1))
+            self.reg_loss = torch.zeros((1,))
+            self.add_regularization_loss(self.net.parameters(), weight_decay)
+
+        def add_regularization_loss(self, weights, weight_decay):
+            reg = torch.zeros((1,))
+            for w in weights:
+                reg = reg + torch.norm(w, p=2)
+            self.reg_loss = self.reg_loss + weight_decay * reg
+
+        def forward(self, x):
+            return self.net(x).squeeze(-1)
+
+        def compile(self, lr=1e-3):
+            self.optim = torch.optim.Adam(self.parameters(), lr=lr)
+
+        def fit(self, batches, epochs=2):
+            optim = self.optim
+            for epoch in range(epochs):
+                for x, y in batches:
+                    optim.zero_grad()
+                    loss = F.binary_cross_entropy_with_logits(self(x), y)
+                    total_loss = loss + self.reg_loss
+                    total_loss.backward({retain})
+                    optim.step()
+    """)
+
+
+def test_an_attribute_set_in_another_method_is_not_taken_for_a_parameter() -> None:
+    """`self.optim` set in `compile()`, read in `fit()`: an optimizer of unknown modules (it is
+    stepped after `zero_grad()`), so the regularisation term built in `__init__` and kept alive by
+    `retain_graph=True` is found, with both fixes in words (it may need to follow the weights)."""
+    buggy = KERAS_LIKE.format(retain="retain_graph=True")
+    found = analyze(buggy)
+    assert _rows(buggy) == [("GG006", "total_loss.backward(retain_graph=True)")]
+    assert found[0].fix is None and "inside the loop" in found[0].message
