@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -226,7 +227,15 @@ def fix_item(item: Item) -> tuple[str, str]:
             return "crashed", _last_line(err)[:200]
         got = _last_line(out)
         want = item.meta.get("expected_output", "")
-        return ("same" if got == want else "different"), ("" if got == want else f"{got!r} vs {want!r}")
+        if got == want:
+            return "same", ""
+        same_params = _param_sum(got) is not None and _param_sum(got) == _param_sum(want)
+        return "different", ("(same param_sum) " if same_params else "") + f"{got!r} vs {want!r}"
+
+
+def _param_sum(line: str) -> str | None:
+    m = re.search(r"param_sum (\S+)", line)
+    return m.group(1) if m else None
 
 
 def _pct(a: int, b: int) -> str:
@@ -297,6 +306,11 @@ def print_tables(results: list[Result], do_fix: bool) -> None:
                 where = " (" + ", ".join(f"{f.file}:{f.row} {f.code}" for f in r.findings["buggy"] if f.severity == "error") + ")"
             print(f"  {r.item.id:44} {r.verdict:9} {r.item.meta['family']}/{r.item.meta['layout']}{where}")
     if do_fix:
+        n_diff = sum(r.fix_outcome == "different" for r in cases)
+        n_same_params = sum(r.fix_detail.startswith("(same param_sum)") for r in cases)
+        found_no_edit = sum(r.fix_outcome == "no-edit" and r.verdict == "line" for r in cases)
+        print(f"\nfix outcomes: {n_diff} different, of which {n_same_params} end with the hand fix's parameters "
+              f"(only a logged figure differs); no-edit on {found_no_edit} cases found at the failing line")
         bad = [r for r in cases if r.fix_outcome in ("different", "crashed")]
         if bad:
             print("\nFixes that did not reproduce the hand fix:")
@@ -332,20 +346,26 @@ def _record(toml_path: Path, output: str) -> None:
     toml_path.write_text("\n".join(lines) + "\n")
 
 
-def verify_item(item: Item, record: bool) -> list[str]:
-    problems = []
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def verify_item(item: Item, record: bool) -> tuple[list[str], list[str]]:
+    """The problems that break the case, and notes (a program using more than 4 s of CPU)."""
+    problems, notes = [], []
     with tempfile.TemporaryDirectory(prefix="gg-heldout-run-") as tmp:
         for name, folder in item.programs.items():
             work = _copy(folder, Path(tmp) / name)
-            t0 = time.monotonic()
+            cpu0 = _children_cpu()
             try:
                 rc, out, err = run_program(work)
             except subprocess.TimeoutExpired:
                 problems.append(f"{name}: timeout")
                 continue
-            dt = time.monotonic() - t0
-            if dt > 6:
-                problems.append(f"{name}: slow ({dt:.1f} s)")
+            cpu = _children_cpu() - cpu0
+            if cpu > 4:
+                notes.append(f"{name}: {cpu:.1f} s of CPU")
             if name == "buggy":
                 want = MESSAGES[item.meta["error"]]
                 last = _last_line(err)
@@ -365,7 +385,7 @@ def verify_item(item: Item, record: bool) -> list[str]:
                     _record(item.dir / "case.toml", got)
                 elif got != item.meta.get("expected_output"):
                     problems.append(f"{name}: printed {got!r}, expected {item.meta.get('expected_output')!r}")
-    return problems
+    return problems, notes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -384,11 +404,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.verify:
         broken = 0
         for item in items:
-            problems = verify_item(item, args.record)
+            problems, notes = verify_item(item, args.record)
             status = "ok" if not problems else "BROKEN"
             broken += bool(problems)
             print(f"{item.kind:5} {item.id:48} {status}", flush=True)
-            for p in problems:
+            for p in problems + notes:
                 print(f"      {p}")
         print(f"\n{len(items) - broken}/{len(items)} verified in {time.monotonic() - t0:.0f} s")
         return 1 if broken else 0
