@@ -1,0 +1,3 @@
+from .model import CycleGANModel
+
+__all__ = ["CycleGANModel"]

@@ -1,0 +1,3 @@
+from .core import Fitter, LightModule
+
+__all__ = ["Fitter", "LightModule"]

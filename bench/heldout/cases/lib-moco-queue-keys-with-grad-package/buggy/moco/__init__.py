@@ -1,0 +1,3 @@
+from .builder import MoCo
+
+__all__ = ["MoCo"]

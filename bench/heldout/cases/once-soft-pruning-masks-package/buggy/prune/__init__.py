@@ -1,0 +1,3 @@
+from .model import MaskedMLP
+
+__all__ = ["MaskedMLP"]

@@ -1,0 +1,3 @@
+from .moco import MoCo
+
+__all__ = ["MoCo"]

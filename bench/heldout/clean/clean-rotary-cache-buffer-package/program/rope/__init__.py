@@ -1,0 +1,3 @@
+from .layers import RotaryAttention
+
+__all__ = ["RotaryAttention"]
