@@ -180,6 +180,19 @@ def plural(count: int, word: str) -> str:
 
 
 @dataclass(frozen=True)
+class Fixed:
+    """What `--fix` removed, for the closing lines: per file as shown, the codes of the findings fixed."""
+
+    files: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    listed: bool = False  # `--show-fixes`: list them per file and rule before the summary
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """The code of every finding fixed."""
+        return tuple(code for _, codes in self.files for code in codes)
+
+
+@dataclass(frozen=True)
 class Counts:
     """What a run found, for the summary line and statistics."""
 
@@ -202,24 +215,57 @@ class Counts:
         )
 
 
-def summary_lines(results: Sequence[FileResult]) -> list[Text]:
-    """The closing lines of the text formats: what was found, what `--fix` can do, which files failed."""
+def fixes_listing(fixed: Fixed) -> list[Text]:
+    """ruff's `--show-fixes` block: per file, how many findings of each rule the fixes removed."""
+    from collections import Counter
+
+    if not fixed.codes:
+        return []
+    lines = [Text(""), Text(f"Fixed {plural(len(fixed.codes), 'finding')}:", style="bold")]
+    for path, codes in sorted(fixed.files):
+        if codes:
+            lines.append(Text(f"- {path}:"))
+            for code, count in sorted(Counter(codes).items()):
+                lines.append(Text(f"    {count} \u00d7 {code} ({rule_name(code)})"))
+    lines.append(Text(""))
+    return lines
+
+
+def summary_lines(results: Sequence[FileResult], fixed: Fixed | None = None) -> list[Text]:
+    """The closing lines of the text formats: what was found (and fixed), what `--fix` can do, which
+    files failed; after `--fix`, ruff's "Found 3 errors (2 fixed, 1 remaining)."."""
     counts = Counts.of(results)
+    fixed_codes = fixed.codes if fixed is not None else ()
+    errors, warnings = counts.errors, counts.warnings
+    for code in fixed_codes:
+        doc = rule_doc(code)
+        if doc is not None and doc.severity is Severity.WARNING:
+            warnings += 1
+        else:
+            errors += 1
     lines: list[Text] = []
-    if counts.errors or counts.warnings:
-        found = plural(counts.errors, "error")
-        if counts.warnings:
-            found += f" and {plural(counts.warnings, 'warning')}"
-        fixes = []
+    if errors or warnings:
+        found = plural(errors, "error") if errors or not warnings else ""
+        if warnings:
+            found += f"{' and ' if found else ''}{plural(warnings, 'warning')}"
+        parts = []
+        if fixed_codes:
+            parts.append(f"{len(fixed_codes)} fixed, {counts.errors + counts.warnings} remaining")
         if counts.safe_fixes:
-            fixes.append(f"{counts.safe_fixes} fixable with --fix")
+            parts.append(f"{counts.safe_fixes} fixable with --fix")
         if counts.unsafe_fixes:
             more = "more" if counts.safe_fixes else "fixable"
-            fixes.append(f"{counts.unsafe_fixes} {more} with --unsafe-fixes")
-        suffix = f" ({', '.join(fixes)})" if fixes else ""
+            parts.append(f"{counts.unsafe_fixes} {more} with --unsafe-fixes")
+        suffix = f" ({', '.join(parts)})" if parts else ""
         lines.append(Text(f"Found {found}{suffix}.", style="bold"))
     if counts.failed_files:
         lines.append(Text(f"{plural(counts.failed_files, 'file')} could not be linted.", style="bold red"))
     if not lines:
         lines.append(Text("All checks passed!", style="bold green"))
     return lines
+
+
+def closing_lines(results: Sequence[FileResult], fixed: Fixed | None, summary: bool) -> list[Text]:
+    """What the text formats write after the findings: the `--show-fixes` block, then the summary."""
+    lines = fixes_listing(fixed) if fixed is not None and fixed.listed else []
+    return lines + (summary_lines(results, fixed) if summary else [])

@@ -18,11 +18,12 @@ from gradguard.model import FileResult
 from gradguard.report._common import (
     FILE_ERROR_CODE,
     NOTE_CODE,
+    Fixed,
     Writer,
+    closing_lines,
     is_safe_fix,
     is_unsafe_fix,
     rule_name,
-    summary_lines,
 )
 
 
@@ -66,7 +67,10 @@ def _fixable(stat: Statistic) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, summary: bool = True) -> None:
+def emit(
+    results: Sequence[FileResult], *, out: TextIO, color: bool,
+    summary: bool = True, fixed: Fixed | None = None,
+) -> None:
     """Write one line per rule: count, code, `[*]` when `--fix` can fix some, name and fixable counts."""
     writer = Writer(out, color)
     stats = statistics(results)
@@ -83,6 +87,5 @@ def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, summary: bo
         text.append(stat.name)
         text.append(_fixable(stat))
         writer.line(text)
-    if summary:
-        for line in summary_lines(results):
-            writer.line(line)
+    for line in closing_lines(results, fixed, summary):
+        writer.line(line)
