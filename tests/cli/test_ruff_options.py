@@ -192,6 +192,7 @@ def test_rule_table_is_never_cut_when_piped_or_narrow() -> None:
         for doc in catalogue.load().values():
             line = next(line for line in listing.stdout.splitlines() if line.startswith(doc.code))
             assert doc.name in line and doc.summary in line
+        assert all(line == line.rstrip() for line in listing.stdout.splitlines())  # no padding written
 
 
 def test_clean_removes_cache_folders(project: Project) -> None:
