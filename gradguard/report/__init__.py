@@ -8,40 +8,34 @@ code is written. Paths are shown relative to `cwd` when they lie inside it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib import import_module
 from pathlib import Path
 from typing import TextIO
 
 from gradguard.config import OUTPUT_FORMATS
 from gradguard.model import FileResult
-from gradguard.report import (
-    concise,
-    full,
-    github,
-    gitlab,
-    json_format,
-    json_lines,
-    junit,
-    pylint,
-    rdjson,
-    sarif,
-    statistics,
-)
 from gradguard.report._common import Fixed, Writer, fixes_listing, note_where, plural
 
 __all__ = ["FORMATS", "Fixed", "emit", "emit_fixed", "emit_statistics", "note_where"]
 
 FORMATS = OUTPUT_FORMATS
-# The formats that write to a stream without colour or a summary: `emit(results, out=..., cwd=...)`.
-_PLAIN = {
-    "json": json_format,
-    "json-lines": json_lines,
-    "github": github,
-    "gitlab": gitlab,
-    "junit": junit,
-    "pylint": pylint,
-    "rdjson": rdjson,
-    "sarif": sarif,
+# The module of each format, imported only when used (the full format and SARIF load rich and more).
+_MODULES = {
+    "concise": "concise",
+    "full": "full",
+    "json": "json_format",
+    "json-lines": "json_lines",
+    "github": "github",
+    "gitlab": "gitlab",
+    "junit": "junit",
+    "pylint": "pylint",
+    "rdjson": "rdjson",
+    "sarif": "sarif",
 }
+
+
+def _module(fmt: str) -> ModuleType:
+    return import_module(f"{__name__}.{_MODULES[fmt]}")
 
 
 def emit(
@@ -59,20 +53,20 @@ def emit(
     The text formats (concise, full) end with a summary line unless `summary` is False (`--quiet`);
     after `--fix`, `fixed` says what the fixes removed (listed when `--show-fixes`).
     """
-    if fmt == "concise":
-        concise.emit(results, out=out, color=color, cwd=cwd, summary=summary, fixed=fixed)
-    elif fmt == "full":
-        full.emit(results, out=out, color=color, cwd=cwd, summary=summary, fixed=fixed)
-    elif fmt in _PLAIN:
-        _PLAIN[fmt].emit(results, out=out, cwd=cwd)
-    else:
+    if fmt not in _MODULES:
         raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if fmt in ("concise", "full"):
+        _module(fmt).emit(results, out=out, color=color, cwd=cwd, summary=summary, fixed=fixed)
+    else:  # the machine formats: no colour, no summary
+        _module(fmt).emit(results, out=out, cwd=cwd)
 
 
 def emit_statistics(
     results: Sequence[FileResult], *, out: TextIO, color: bool, summary: bool = True, fixed: Fixed | None = None
 ) -> None:
     """Write the count of findings per rule (ruff's `--statistics`), then the summary unless `summary` is False."""
+    from gradguard.report import statistics
+
     statistics.emit(results, out=out, color=color, summary=summary, fixed=fixed)
 
 

@@ -6,12 +6,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
-
-from rich.color import ColorSystem
-from rich.console import Console
-from rich.segment import Segment
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, TextIO
 
 from gradguard import catalogue
 from gradguard.model import (
@@ -23,6 +18,10 @@ from gradguard.model import (
     Note,
     Severity,
 )
+from gradguard.report.styled import Line
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 # The pseudo rule of inputs that could not be linted (ruff 0.17 calls its own `invalid-syntax`).
 FILE_ERROR_CODE = "file-error"
@@ -32,26 +31,38 @@ NOTE_CODE = "analysis-incomplete"
 
 
 class Writer:
-    """Writes lines to `out`: rich styles become ANSI codes only when colour is on, plain text otherwise.
+    """Writes lines to `out`: styles become ANSI codes only when colour is on, plain text otherwise.
 
-    Lines are never wrapped, padded or tab-expanded, so the output stays exact for tools that parse it.
+    Lines are never wrapped, padded or tab-expanded, so the output stays exact for tools that parse it. A
+    `Line` is written without rich; a rich `Text` (the full format's blocks) loads rich when coloured.
     """
 
     def __init__(self, out: TextIO, color: bool) -> None:
         self._out = out
-        self._console = (
-            Console(file=out, force_terminal=True, color_system="standard", no_color=False, legacy_windows=False)
-            if color
-            else None
-        )
+        self._color = color
+        self._console: Any = None
 
-    def line(self, text: Text | str = "") -> None:
+    def line(self, text: Line | Text | str = "") -> None:
         """Write one line (a trailing newline is added)."""
         if isinstance(text, str):
-            text = Text(text)
-        if self._console is None:
+            text = Line(text)
+        if not self._color:
             self._out.write(text.plain + "\n")
-            return
+        elif isinstance(text, Line):
+            self._out.write(text.ansi() + "\n")
+        else:
+            self._write_rich(text)
+            self._out.write("\n")
+
+    def _write_rich(self, text: Text) -> None:
+        from rich.color import ColorSystem
+        from rich.console import Console
+        from rich.segment import Segment
+
+        if self._console is None:
+            self._console = Console(
+                file=self._out, force_terminal=True, color_system="standard", no_color=False, legacy_windows=False
+            )
         # Text.render leaves the text's own style to the caller: apply it under the spans' styles.
         base = self._console.get_style(text.style) if text.style else None
         for segment in Segment.apply_style(text.render(self._console, end=""), style=base):
@@ -59,7 +70,6 @@ class Writer:
                 self._out.write(segment.style.render(segment.text, color_system=ColorSystem.STANDARD))
             else:
                 self._out.write(segment.text)
-        self._out.write("\n")
 
 
 def absolute_path(path: str, cwd: Path) -> str:
@@ -215,23 +225,23 @@ class Counts:
         )
 
 
-def fixes_listing(fixed: Fixed) -> list[Text]:
+def fixes_listing(fixed: Fixed) -> list[Line]:
     """ruff's `--show-fixes` block: per file, how many findings of each rule the fixes removed."""
     from collections import Counter
 
     if not fixed.codes:
         return []
-    lines = [Text(""), Text(f"Fixed {plural(len(fixed.codes), 'finding')}:", style="bold")]
+    lines = [Line(""), Line(f"Fixed {plural(len(fixed.codes), 'finding')}:", style="bold")]
     for path, codes in sorted(fixed.files):
         if codes:
-            lines.append(Text(f"- {path}:"))
+            lines.append(Line(f"- {path}:"))
             for code, count in sorted(Counter(codes).items()):
-                lines.append(Text(f"    {count} \u00d7 {code} ({rule_name(code)})"))
-    lines.append(Text(""))
+                lines.append(Line(f"    {count} \u00d7 {code} ({rule_name(code)})"))
+    lines.append(Line(""))
     return lines
 
 
-def summary_lines(results: Sequence[FileResult], fixed: Fixed | None = None) -> list[Text]:
+def summary_lines(results: Sequence[FileResult], fixed: Fixed | None = None) -> list[Line]:
     """The closing lines of the text formats: what was found (and fixed), what `--fix` can do, which
     files failed; after `--fix`, ruff's "Found 3 errors (2 fixed, 1 remaining)."."""
     counts = Counts.of(results)
@@ -243,7 +253,7 @@ def summary_lines(results: Sequence[FileResult], fixed: Fixed | None = None) -> 
             warnings += 1
         else:
             errors += 1
-    lines: list[Text] = []
+    lines: list[Line] = []
     if errors or warnings:
         found = plural(errors, "error") if errors or not warnings else ""
         if warnings:
@@ -257,15 +267,15 @@ def summary_lines(results: Sequence[FileResult], fixed: Fixed | None = None) -> 
             more = "more" if counts.safe_fixes else "fixable"
             parts.append(f"{counts.unsafe_fixes} {more} with --unsafe-fixes")
         suffix = f" ({', '.join(parts)})" if parts else ""
-        lines.append(Text(f"Found {found}{suffix}.", style="bold"))
+        lines.append(Line(f"Found {found}{suffix}.", style="bold"))
     if counts.failed_files:
-        lines.append(Text(f"{plural(counts.failed_files, 'file')} could not be linted.", style="bold red"))
+        lines.append(Line(f"{plural(counts.failed_files, 'file')} could not be linted.", style="bold red"))
     if not lines:
-        lines.append(Text("All checks passed!", style="bold green"))
+        lines.append(Line("All checks passed!", style="bold green"))
     return lines
 
 
-def closing_lines(results: Sequence[FileResult], fixed: Fixed | None, summary: bool) -> list[Text]:
+def closing_lines(results: Sequence[FileResult], fixed: Fixed | None, summary: bool) -> list[Line]:
     """What the text formats write after the findings: the `--show-fixes` block, then the summary."""
     lines = fixes_listing(fixed) if fixed is not None and fixed.listed else []
     return lines + (summary_lines(results, fixed) if summary else [])

@@ -11,8 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from rich.text import Text
-
 from gradguard.model import Diagnostic, FileError, FileResult, Severity
 from gradguard.report._common import (
     Fixed,
@@ -25,12 +23,13 @@ from gradguard.report._common import (
     sorted_errors,
     sorted_results,
 )
+from gradguard.report.styled import Line
 
 
-def diagnostic_line(path: str, diagnostic: Diagnostic) -> Text:
+def diagnostic_line(path: str, diagnostic: Diagnostic) -> Line:
     """`path:row:col: CODE [*] message` (`path:cell N:row:col: ...` in a notebook)."""
     start = diagnostic.span.start
-    text = Text()
+    text = Line()
     text.append(path, style="bold")
     text.append(":", style="cyan")
     text.append(position(start.row, start.column, diagnostic.cell))
@@ -43,9 +42,9 @@ def diagnostic_line(path: str, diagnostic: Diagnostic) -> Text:
     return text
 
 
-def error_line(path: str, error: FileError) -> Text:
+def error_line(path: str, error: FileError) -> Line:
     """`path:row:col: error: message`, or `path: error: message` when the problem has no line."""
-    text = Text()
+    text = Line()
     text.append(path, style="bold")
     if error.row is not None:
         text.append(":", style="cyan")

@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from rich.text import Text
-
 from gradguard.model import FileResult
 from gradguard.report._common import (
     FILE_ERROR_CODE,
@@ -25,6 +23,7 @@ from gradguard.report._common import (
     is_unsafe_fix,
     rule_name,
 )
+from gradguard.report.styled import Line
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ def emit(
     code_width = max((len(stat.code) for stat in stats), default=0)
     any_fixable = any(stat.safe_fixes for stat in stats)
     for stat in stats:
-        text = Text(f"{stat.count:>{count_width}}", style="bold")
+        text = Line(f"{stat.count:>{count_width}}", style="bold")
         text.append("\t")
         text.append(f"{stat.code:<{code_width}}", style="bold red")
         text.append("\t")
