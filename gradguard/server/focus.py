@@ -46,7 +46,8 @@ def _identifiers(text: str) -> set[str]:
 
 
 def _module_bindings(tree: ast.Module) -> tuple[set[str], set[str]]:
-    """(names bound at module level or in a class, names bound by imports of inert packages only)."""
+    """(names bound at module level or in a class, functions included; names bound by imports of inert
+    packages only)."""
     bound: set[str] = set()
     inert: set[str] = set()
     risky_imports: set[str] = set()
@@ -54,9 +55,8 @@ def _module_bindings(tree: ast.Module) -> tuple[set[str], set[str]]:
     def visit(node: ast.AST, in_class: bool) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, _FUNCTIONS):
-                if in_class:
-                    bound.add(child.name)
-                continue  # a top-level function is a candidate of its own; its locals are not globals
+                bound.add(child.name)
+                continue  # its locals are not globals
             if isinstance(child, ast.Lambda):
                 continue
             if isinstance(child, ast.ClassDef):

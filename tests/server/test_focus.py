@@ -71,6 +71,19 @@ def steps(loss):  # calls backward itself
 def decorated():
     return 0
 
+
+def calls_a_kept_helper(loss):  # `steps` backward-s: analysed on its own, this one does too
+    steps(loss)
+
+
+if sys.platform:
+    def defined_in_a_branch(loss):
+        loss.backward()
+
+
+def calls_a_branch_helper(loss):
+    defined_in_a_branch(loss)
+
 '''
 TRAIN = '''
 h = torch.zeros(1)
@@ -106,7 +119,7 @@ def test_helpers_that_cannot_matter_are_left_out_and_the_others_kept() -> None:
     source = HEAD + HELPERS + KEPT + TRAIN
     assert _kept_functions(source) == {
         "scale_input", "doubled", "reads_global", "calls_project", "evaluates", "named_in_a_string",
-        "builds_the_model", "silenced", "steps", "decorated",
+        "builds_the_model", "silenced", "steps", "decorated", "calls_a_kept_helper", "calls_a_branch_helper",
     }
     excerpt = focus(source)
     assert excerpt is not None
