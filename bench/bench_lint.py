@@ -42,6 +42,9 @@ DEFAULT_TOOLS = BENCH_DIR / ".tools"
 RUFF_ARGS = ("check", "--isolated", "--select", "E9,F", "--no-cache", "--extend-exclude", "*.pyi")
 AIM_TORCHFIX_RATIO = 100.0
 AIM_WARM_SECONDS = 0.3
+# Issue 11: a warm lint within 2x of ruff's own warm run; `gradguard --version` within 2x of `python -c pass`.
+AIM_WARM_RUFF_RATIO = 2.0
+AIM_START_RATIO = 2.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class Row:
 
     corpus: corpora.Corpus
     ruff: list[Run] = field(default_factory=list)
+    ruff_warm: list[Run] = field(default_factory=list)
     no_cache: list[Run] = field(default_factory=list)
     fresh_cache: list[Run] = field(default_factory=list)
     warm: list[Run] = field(default_factory=list)
@@ -169,6 +173,13 @@ def bench_corpus(row: Row, args: argparse.Namespace, ruff: str | None, torchfix:
                 timed([ruff, *RUFF_ARGS, "--exit-zero", "--output-format", "json", *target], scratch)
                 for _ in range(args.repeats)
             ]
+            # ruff with its cache, filled by a first run, in a folder of its own.
+            cached = [arg for arg in RUFF_ARGS if arg != "--no-cache"]
+            ruff_folder = scratch / "ruff-warm"
+            ruff_folder.mkdir()
+            warm_ruff = [ruff, *cached, "--exit-zero", "--output-format", "json", *target]
+            timed(warm_ruff, ruff_folder)
+            row.ruff_warm = [timed(warm_ruff, ruff_folder) for _ in range(args.repeats)]
         row.no_cache = [
             timed(gradguard_command(target, cache=False), scratch, env) for _ in range(args.repeats)
         ]
@@ -237,7 +248,9 @@ def timing_table(rows: list[Row]) -> str:
         "gg cold --no-cache",
         "gg cold fresh cache",
         "gg warm",
+        "ruff warm",
         "cold / ruff",
+        "warm / ruff warm",
         "TorchFix s/file (sample)",
         "TorchFix extrapolated",
         "TorchFix / gg per file",
@@ -256,7 +269,9 @@ def timing_table(rows: list[Row]) -> str:
                 _fmt(cold),
                 _fmt(median_wall(row.fresh_cache)),
                 _fmt(median_wall(row.warm)),
+                _fmt(median_wall(row.ruff_warm)),
                 _ratio(cold, median_wall(row.ruff)),
+                _ratio(median_wall(row.warm), median_wall(row.ruff_warm)),
                 f"{per_file:.2f} ({row.torchfix_files})" if per_file == per_file else "-",
                 _fmt(per_file * files),
                 _ratio(per_file, cold / files if files else float("nan")),
@@ -335,7 +350,28 @@ def aims(rows: list[Row]) -> list[str]:
             )
         verdict = "met" if warm < AIM_WARM_SECONDS else f"MISSED by {warm - AIM_WARM_SECONDS:.2f} s"
         lines.append(f"{label}: warm < {AIM_WARM_SECONDS} s ({_fmt(warm)} s): {verdict}")
+        ruff_warm = median_wall(row.ruff_warm)
+        if ruff_warm == ruff_warm:
+            ratio = warm / ruff_warm
+            verdict = "met" if ratio <= AIM_WARM_RUFF_RATIO else f"MISSED: {ratio:.1f}x"
+            lines.append(f"{label}: warm within {AIM_WARM_RUFF_RATIO:g}x of ruff's warm run ({ratio:.1f}x): {verdict}")
     return lines
+
+
+def start_up(repeats: int) -> tuple[float, float, float, float]:
+    """Median wall and CPU seconds of `python -c pass` and of `gradguard --version`, interleaved."""
+    plain: list[Run] = []
+    version: list[Run] = []
+    here = Path.cwd()
+    for _ in range(repeats):
+        plain.append(timed([sys.executable, "-c", "pass"], here))
+        version.append(timed([sys.executable, "-m", "gradguard", "--version"], here, gradguard_env()))
+    return (
+        median_wall(plain),
+        statistics.median(run.cpu for run in plain),
+        median_wall(version),
+        statistics.median(run.cpu for run in version),
+    )
 
 
 def findings_summary(rows: list[Row]) -> list[str]:
@@ -466,7 +502,14 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 print(f"slowest files past the screen, {row.corpus.label}: {slowest}")
         print()
-    print("Aims:\n" + "\n".join(f"  {line}" for line in aims(rows)) + "\n")
+    plain_wall, plain_cpu, version_wall, version_cpu = start_up(args.repeats)
+    ratio = version_wall / plain_wall
+    verdict = "met" if ratio <= AIM_START_RATIO else f"MISSED: {ratio:.1f}x"
+    start_line = (
+        f"start-up: `gradguard --version` {_fmt(version_wall)} s wall ({version_cpu:.2f} CPU-s), `python -c pass` "
+        f"{_fmt(plain_wall)} s ({plain_cpu:.2f} CPU-s): within {AIM_START_RATIO:g}x ({ratio:.1f}x): {verdict}"
+    )
+    print("Aims:\n" + "\n".join(f"  {line}" for line in [*aims(rows), start_line]) + "\n")
     print("Findings:\n" + "\n".join(f"  {line}" for line in findings_summary(rows)))
     if args.findings is not None:
         write_findings(rows, args.findings)

@@ -10,7 +10,8 @@ while they are unchanged.
 
 The index (`index.json`) maps a path, its (size, mtime_ns, ctime_ns, inode) and its settings to the key of
 its entry (or to "skipped by the prefilter"), so a warm run neither reads, decodes nor prefilters a file
-that did not change. A record is written only for a file whose mtime is older than `RACY_NS` when it was
+that did not change. Its first line holds the SHA-256 of the rest, checked before anything is read from
+it: one hash of the bytes, rather than one canonical JSON dump per record, keeps a warm run cheap. A record is written only for a file whose mtime is older than `RACY_NS` when it was
 looked at (git's "racily clean" rule: a later edit within the clock's granularity could otherwise keep
 the same times), and is trusted only while each of its dependencies keeps its size and mtime.
 
@@ -46,7 +47,7 @@ from gradguard.model import (
 )
 
 CACHE_DIR = ".gradguard_cache"
-FORMAT = 3
+FORMAT = 4
 INDEX = "index.json"
 # A file changed less than this long before it was looked at is never indexed by its times (see above).
 RACY_NS = 2_000_000_000
@@ -163,10 +164,13 @@ class Cache:
             return
 
     def _write(self, target: Path, payload: Any) -> None:
+        self._write_bytes(target, json.dumps(payload, separators=(",", ":")).encode("utf-8"))
+
+    def _write_bytes(self, target: Path, data: bytes) -> None:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(payload, handle, separators=(",", ":"))
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
             os.replace(tmp, target)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -213,14 +217,17 @@ class Cache:
             self._index = {}
             try:
                 with open(self.folder / INDEX, "rb") as handle:
-                    payload = json.loads(handle.read())
+                    header, _, body = handle.read().partition(b"\n")
+                meta = json.loads(header)
                 if (
-                    isinstance(payload, dict)
-                    and payload.get("format") == FORMAT
-                    and payload.get("code") == code_version()
-                    and isinstance(payload.get("files"), dict)
+                    isinstance(meta, dict)
+                    and meta.get("format") == FORMAT
+                    and meta.get("code") == code_version()
+                    and meta.get("checksum") == hashlib.sha256(body).hexdigest()
                 ):
-                    self._index = payload["files"]
+                    files = json.loads(body)
+                    if isinstance(files, dict):
+                        self._index = files
             except (OSError, ValueError, RecursionError):
                 pass
         return self._index
@@ -233,16 +240,13 @@ class Cache:
         try:
             if not isinstance(record, dict):
                 return None
-            body = {name: value for name, value in record.items() if name != "checksum"}
-            if record.get("checksum") != checksum(body):
+            if record["stat"] != signature(info) or record["fingerprint"] != fingerprint:
                 return None
-            if body["stat"] != signature(info) or body["fingerprint"] != fingerprint:
+            if record["notebook"] is not notebook or not all(self._same_times(s) for s in record["dependencies"]):
                 return None
-            if body["notebook"] is not notebook or not all(self._same_times(s) for s in body["dependencies"]):
+            if not (isinstance(record["key"], str) or record["skipped"] is True):
                 return None
-            if not (isinstance(body["key"], str) or body["skipped"] is True):
-                return None
-            return body
+            return record
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -273,7 +277,7 @@ class Cache:
             "skipped": key is None,
             "dependencies": stamps,
         }
-        self._changed[os.path.abspath(path)] = body | {"checksum": checksum(body)}
+        self._changed[os.path.abspath(path)] = body
 
     def save(self) -> None:
         """Write the index's changes (merged with what another run may have written meanwhile)."""
@@ -285,7 +289,9 @@ class Cache:
         self._changed = {}
         try:
             self._ensure_folder(None)
-            self._write(self.folder / INDEX, {"format": FORMAT, "code": code_version(), "files": files})
+            body = json.dumps(files, separators=(",", ":")).encode("utf-8")
+            meta = {"format": FORMAT, "code": code_version(), "checksum": hashlib.sha256(body).hexdigest()}
+            self._write_bytes(self.folder / INDEX, json.dumps(meta).encode("ascii") + b"\n" + body)
             self._remove_stale_temps()
         except OSError:
             return

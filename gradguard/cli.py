@@ -266,8 +266,14 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
     console = Console(file=stdout, no_color=not use_color(stdout), highlight=False)
     if show_all:
         if not stdout.isatty():
-            # Piped, there is no width to fit: the table's rows stay whole for a script or `less`.
-            console = Console(file=stdout, no_color=True, highlight=False, width=10_000)
+            # Piped, there is no width to fit: each rule stays on one line for a script or `less`, and
+            # the padding of the table's last column is not written.
+            import io
+
+            buffer = io.StringIO()
+            render_catalogue(docs, Console(file=buffer, no_color=True, highlight=False, width=10_000))
+            stdout.writelines(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+            return
         render_catalogue(docs, console)
     else:
         render_rule(docs[0], console)

@@ -18,10 +18,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gradguard.analysis.api.facts import Backward, Fact, Returns, Role
-
 if TYPE_CHECKING:
     import pathspec
+
+    from gradguard.analysis.api.facts import Fact
 
 OUTPUT_FORMATS = (
     "concise",
@@ -329,6 +329,9 @@ API_KEYS = ("detaches", "calls-backward", "fresh", "keeps-state")
 
 def _api_fact(key: str, name: str) -> Fact:
     """The fact one `[tool.gradguard.api]` entry declares."""
+    # Imported here: most projects declare nothing, and a warm run need not load the facts' module.
+    from gradguard.analysis.api.facts import Backward, Fact, Returns, Role
+
     if key == "detaches":  # `repackage_hidden(h)`: a copy of its argument without the graph
         return Fact(name, returns=Returns.CUT, cuts=Role.RESULT, source="config")
     if key == "calls-backward":  # `engine.step(loss)`: runs loss.backward() inside

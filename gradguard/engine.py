@@ -51,6 +51,9 @@ class Prepared:
     source: str  # the decoded file (a notebook's JSON text)
     encoding: str  # the codec that decoded it ("utf-8-sig" when it had a BOM)
     notebook: Notebook | None = None
+    # When `source` is an excerpt of the file (the language server's focused check), the file's row of
+    # each of its rows: findings are mapped back, and messages name the file's rows.
+    rows: tuple[int, ...] | None = None
 
     @property
     def program(self) -> str:
@@ -281,13 +284,17 @@ def analyse(prepared: Prepared, selection: Selection) -> FileResult:
             current = replace(current, notebook=current.notebook.without_cell(exc.cell))
             continue
         result = _result(prepared, to_file_coordinates(prepared, kept))
-        notes = tuple(_note_in_cells(note, prepared) for note in incomplete)
+        notes = tuple(_note_in_file(note, prepared) for note in incomplete)
         return replace(result, errors=tuple(errors), dependencies=dependencies, incomplete=notes)
 
 
-def _note_in_cells(note: Note, prepared: Prepared) -> Note:
-    """A note's program row as (cell, row in cell) in a notebook."""
-    if prepared.notebook is None or note.row is None:
+def _note_in_file(note: Note, prepared: Prepared) -> Note:
+    """A note's program row as (cell, row in cell) in a notebook, as the file's row in an excerpt."""
+    if note.row is None:
+        return note
+    if prepared.rows is not None:
+        return Note(note.message, _file_row(prepared.rows, note.row), note.cell)
+    if prepared.notebook is None:
         return note
     cell, row = prepared.notebook.locate(note.row)
     return Note(note.message, row, cell)
@@ -322,7 +329,11 @@ def program_analysis(
 
 
 def to_file_coordinates(prepared: Prepared, diagnostics: tuple[Diagnostic, ...]) -> tuple[Diagnostic, ...]:
-    """Map a notebook's program rows to cells; a plain file's diagnostics are returned as they are."""
+    """Map a notebook's program rows to cells, an excerpt's to the file's rows; a plain file's
+    diagnostics are returned as they are."""
+    if prepared.rows is not None:
+        rows = prepared.rows
+        return tuple(map_to_file_rows(diagnostic, rows) for diagnostic in diagnostics)
     if prepared.notebook is None:
         return diagnostics
     notebook = prepared.notebook
@@ -330,7 +341,11 @@ def to_file_coordinates(prepared: Prepared, diagnostics: tuple[Diagnostic, ...])
 
 
 def _row_words(prepared: Prepared):  # type: ignore[no-untyped-def]
-    """How messages name a row of the program: by cell and line for a notebook."""
+    """How messages name a row of the program: by cell and line for a notebook, by the file's row for
+    an excerpt."""
+    rows = prepared.rows
+    if rows is not None:
+        return lambda row: f"line {_file_row(rows, row)}"
     notebook = prepared.notebook
     if notebook is None:
         return None
@@ -379,6 +394,8 @@ def _parse_error(prepared: Prepared, exc: Exception) -> FileError:
     if prepared.notebook is not None and row is not None:
         cell, cell_row = prepared.notebook.locate(row)
         return FileError(prepared.path, f"cell {cell}, line {cell_row}, column {column or 1}: {message}")
+    if prepared.rows is not None and row is not None:
+        row = _file_row(prepared.rows, row)
     return FileError(prepared.path, message, row, column)
 
 
@@ -432,6 +449,38 @@ def map_to_cells(diagnostic: Diagnostic, notebook: Notebook) -> Diagnostic:
         fix=fix,
         cell=cell,
     )
+
+
+def _file_row(rows: tuple[int, ...], row: int) -> int:
+    """The file's row of an excerpt's row (a row past its end follows the excerpt's last row)."""
+    if 1 <= row <= len(rows):
+        return rows[row - 1]
+    return (rows[-1] if rows else 0) + row - len(rows)
+
+
+def map_to_file_rows(diagnostic: Diagnostic, rows: tuple[int, ...]) -> Diagnostic:
+    """An excerpt's rows to the file's: the span, the related spans and the fix edits (columns stay).
+
+    A fix edit whose rows straddle rows the excerpt left out would also replace those: the fix is
+    dropped instead.
+    """
+
+    def span(item: Span) -> Span:
+        return Span(
+            Location(_file_row(rows, item.start.row), item.start.column),
+            Location(_file_row(rows, item.end.row), item.end.column),
+        )
+
+    fix = diagnostic.fix
+    if fix is not None:
+        edits = tuple(Edit(span(edit.span), edit.content) for edit in fix.edits)
+        contiguous = all(
+            _file_row(rows, e.span.end.row) - _file_row(rows, e.span.start.row) == e.span.end.row - e.span.start.row
+            for e in fix.edits
+        )
+        fix = Fix(fix.message, fix.applicability, edits) if contiguous else None
+    related = tuple(Related(span(item.span), item.message) for item in diagnostic.related)
+    return replace(diagnostic, span=span(diagnostic.span), related=related, fix=fix)
 
 
 def _map_span(span: Span, notebook: Notebook) -> tuple[int, Span]:

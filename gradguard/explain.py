@@ -15,6 +15,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gradguard.model import Diagnostic
 
 DOUBLE_BACKWARD = "Trying to backward through the graph a second time"
 INPLACE = "modified by an inplace operation"
@@ -139,7 +143,7 @@ class Diagnosis:
 
     traceback: Traceback
     frame: Frame | None
-    finding: object | None = None  # a gradguard.model.Diagnostic
+    finding: Diagnostic | None = None
     finding_path: str | None = None
     source: str | None = None
     match: str = ""  # how the finding was tied to the traceback
@@ -160,7 +164,7 @@ def diagnose(traceback: Traceback, cwd: Path) -> Diagnosis:
         if frame.local is not None and frame.local not in results:
             results[frame.local] = check_path(frame.local, resolver.for_file(frame.local))
 
-    def found(path: str) -> list:  # type: ignore[type-arg]
+    def found(path: str) -> list[Diagnostic]:
         return [d for d in results[path].diagnostics if d.cell is None]
 
     # The failing call itself, then a call of the chain (a helper that backward-s), then a related place.
@@ -218,20 +222,23 @@ def render(diagnosis: Diagnosis, cwd: Path) -> str:
     path = diagnosis.finding_path or frame.local
     text = diagnosis.source or source
     inferred = "(inferred without a run)"
-    out.append(f"rule           {finding.code} {rule_name(finding.code)}   {inferred}, {diagnosis.match}")  # type: ignore[attr-defined]
-    out.append(f"diagnosis      {finding.message}")  # type: ignore[attr-defined]
-    for related in finding.related:  # type: ignore[attr-defined]
+    out.append(f"rule           {finding.code} {rule_name(finding.code)}   {inferred}, {diagnosis.match}")
+    out.append(f"diagnosis      {finding.message}")
+    for related in finding.related:
         label = "freeing call" if "freed" in related.message else "carrier" if "assigned" in related.message else "related"
         row = related.span.start.row
         out.append(f"{label:<14} {_where(path, row, cwd)}   {_line(text, row)}   {related.message} {inferred}")
-    fix = finding.fix  # type: ignore[attr-defined]
+    fix = finding.fix
     if fix is not None:
         fixed, applied = fix_text_round(text, [fix])
-        out.append(f"fix ({fix.applicability.value})    {fix.message}   `gradguard lint --fix{' --unsafe-fixes' if fix.applicability.value == 'unsafe' else ''} {_where(path, finding.span.start.row, cwd).rsplit(':', 1)[0]}`")  # type: ignore[attr-defined]
+        shown = _where(path, 1, cwd).rsplit(":", 1)[0]
+        unsafe = " --unsafe-fixes" if fix.applicability.value == "unsafe" else ""
+        label = f"fix ({fix.applicability.value})"
+        out.append(f"{label:<14} {fix.message}   `gradguard lint --fix{unsafe} {shown}`")
         if applied:
-            diff = unified_diff(Prepared(_where(path, 1, cwd).rsplit(":", 1)[0], text, "utf-8"), Prepared(_where(path, 1, cwd).rsplit(":", 1)[0], fixed, "utf-8"))
+            diff = unified_diff(Prepared(shown, text, "utf-8"), Prepared(shown, fixed, "utf-8"))
             out.extend("               " + line for line in diff.splitlines()[2:])
-    out.append(f"more           gradguard rule {finding.code}")  # type: ignore[attr-defined]
+    out.append(f"more           gradguard rule {finding.code}")
     return "\n".join(out) + "\n"
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,21 +95,6 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def show_fixes(outcomes: list[FixOutcome], cwd: Path) -> None:
-    """ruff's `--show-fixes`: per file, how many findings of each rule the fixes removed (stderr)."""
-    from gradguard.report._common import rule_name
-
-    fixed = [outcome for outcome in outcomes if outcome.fixed_codes]
-    if not fixed:
-        return
-    total = sum(len(outcome.fixed_codes) for outcome in fixed)
-    click.echo(f"Fixed {plural(total, 'finding')}:", err=True)
-    for outcome in sorted(fixed, key=lambda o: display(o.result.path, cwd)):
-        click.echo(f"- {display(outcome.result.path, cwd)}:", err=True)
-        for code, count in sorted(Counter(outcome.fixed_codes).items()):
-            click.echo(f"    {count} \u00d7 {code} ({rule_name(code)})", err=True)
-
-
 def report(
     results: list[FileResult], outcomes: list[FixOutcome], *, options: Options, cwd: Path, mode: FixMode | None
 ) -> int:
@@ -131,19 +115,23 @@ def report(
         if not options.quiet:
             click.echo(f"Would fix {plural(fixed, 'finding')}.", err=True)
         return 2 if errors else (1 if fixed else 0)
+    quiet = options.quiet
+    fixes = None
+    if mode is not None:
+        files = tuple((display(o.result.path, cwd), o.fixed_codes) for o in outcomes if o.fixed_codes)
+        fixes = reporters.Fixed(files, listed=options.show_fixes and not quiet)
     if options.fix_only:
         for error in errors:
             click.echo(error_line(error, cwd), err=True)
-        if options.show_fixes and not options.quiet:
-            show_fixes(outcomes, cwd)
-        elif not options.quiet:
-            click.echo(f"Fixed {plural(fixed, 'finding')}.", err=True)
+        if fixes is not None and fixes.codes and not quiet:
+            with report_stream(options.output_file) as out:
+                reporters.emit_fixed(fixes, out=out, color=options.output_file is None and use_color(out))
         return 2 if errors else fixed_exit
     if options.statistics or options.fmt in MACHINE_FORMATS or options.output_file is not None:
         for error in errors:
             click.echo(error_line(error, cwd), err=True)
     shown = [result for result in results if result.diagnostics or result.errors or result.incomplete]
-    if not options.quiet:
+    if not quiet:
         # Giving up is a fact: the parts of a file the analysis did not follow to the end.
         incomplete = [(result.path, note) for result in results for note in result.incomplete]
         for path, note in incomplete:
@@ -155,15 +143,13 @@ def report(
     with report_stream(options.output_file) as out:
         color = options.output_file is None and use_color(out)
         if options.statistics:
-            reporters.emit_statistics(shown, out=out, color=color, summary=not options.quiet)
+            reporters.emit_statistics(shown, out=out, color=color, summary=not quiet, fixed=fixes)
         else:
-            reporters.emit(shown, fmt=options.fmt, out=out, color=color, cwd=cwd, summary=not options.quiet)
-    if mode is not None and fixed and not options.quiet:
-        if options.show_fixes:
-            show_fixes(outcomes, cwd)
-        else:
-            files = sum(1 for outcome in outcomes if outcome.fixed)
-            click.echo(f"Fixed {plural(fixed, 'finding')} in {plural(files, 'file')}.", err=True)
+            reporters.emit(shown, fmt=options.fmt, out=out, color=color, cwd=cwd, summary=not quiet, fixed=fixes)
+    if fixed and not quiet and options.fmt in MACHINE_FORMATS and not options.statistics:
+        # The machine formats carry no summary: the person running it still learns what was fixed.
+        files_fixed = sum(1 for outcome in outcomes if outcome.fixed)
+        click.echo(f"Fixed {plural(fixed, 'finding')} in {plural(files_fixed, 'file')}.", err=True)
     if errors:
         return 2
     return 1 if any(result.diagnostics for result in results) else fixed_exit

@@ -6,12 +6,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
-
-from rich.color import ColorSystem
-from rich.console import Console
-from rich.segment import Segment
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, TextIO
 
 from gradguard import catalogue
 from gradguard.model import (
@@ -23,6 +18,10 @@ from gradguard.model import (
     Note,
     Severity,
 )
+from gradguard.report.styled import Line
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 # The pseudo rule of inputs that could not be linted (ruff 0.17 calls its own `invalid-syntax`).
 FILE_ERROR_CODE = "file-error"
@@ -32,26 +31,38 @@ NOTE_CODE = "analysis-incomplete"
 
 
 class Writer:
-    """Writes lines to `out`: rich styles become ANSI codes only when colour is on, plain text otherwise.
+    """Writes lines to `out`: styles become ANSI codes only when colour is on, plain text otherwise.
 
-    Lines are never wrapped, padded or tab-expanded, so the output stays exact for tools that parse it.
+    Lines are never wrapped, padded or tab-expanded, so the output stays exact for tools that parse it. A
+    `Line` is written without rich; a rich `Text` (the full format's blocks) loads rich when coloured.
     """
 
     def __init__(self, out: TextIO, color: bool) -> None:
         self._out = out
-        self._console = (
-            Console(file=out, force_terminal=True, color_system="standard", no_color=False, legacy_windows=False)
-            if color
-            else None
-        )
+        self._color = color
+        self._console: Any = None
 
-    def line(self, text: Text | str = "") -> None:
+    def line(self, text: Line | Text | str = "") -> None:
         """Write one line (a trailing newline is added)."""
         if isinstance(text, str):
-            text = Text(text)
-        if self._console is None:
+            text = Line(text)
+        if not self._color:
             self._out.write(text.plain + "\n")
-            return
+        elif isinstance(text, Line):
+            self._out.write(text.ansi() + "\n")
+        else:
+            self._write_rich(text)
+            self._out.write("\n")
+
+    def _write_rich(self, text: Text) -> None:
+        from rich.color import ColorSystem
+        from rich.console import Console
+        from rich.segment import Segment
+
+        if self._console is None:
+            self._console = Console(
+                file=self._out, force_terminal=True, color_system="standard", no_color=False, legacy_windows=False
+            )
         # Text.render leaves the text's own style to the caller: apply it under the spans' styles.
         base = self._console.get_style(text.style) if text.style else None
         for segment in Segment.apply_style(text.render(self._console, end=""), style=base):
@@ -59,7 +70,6 @@ class Writer:
                 self._out.write(segment.style.render(segment.text, color_system=ColorSystem.STANDARD))
             else:
                 self._out.write(segment.text)
-        self._out.write("\n")
 
 
 def absolute_path(path: str, cwd: Path) -> str:
@@ -180,6 +190,19 @@ def plural(count: int, word: str) -> str:
 
 
 @dataclass(frozen=True)
+class Fixed:
+    """What `--fix` removed, for the closing lines: per file as shown, the codes of the findings fixed."""
+
+    files: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    listed: bool = False  # `--show-fixes`: list them per file and rule before the summary
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """The code of every finding fixed."""
+        return tuple(code for _, codes in self.files for code in codes)
+
+
+@dataclass(frozen=True)
 class Counts:
     """What a run found, for the summary line and statistics."""
 
@@ -202,24 +225,57 @@ class Counts:
         )
 
 
-def summary_lines(results: Sequence[FileResult]) -> list[Text]:
-    """The closing lines of the text formats: what was found, what `--fix` can do, which files failed."""
+def fixes_listing(fixed: Fixed) -> list[Line]:
+    """ruff's `--show-fixes` block: per file, how many findings of each rule the fixes removed."""
+    from collections import Counter
+
+    if not fixed.codes:
+        return []
+    lines = [Line(""), Line(f"Fixed {plural(len(fixed.codes), 'finding')}:", style="bold")]
+    for path, codes in sorted(fixed.files):
+        if codes:
+            lines.append(Line(f"- {path}:"))
+            for code, count in sorted(Counter(codes).items()):
+                lines.append(Line(f"    {count} \u00d7 {code} ({rule_name(code)})"))
+    lines.append(Line(""))
+    return lines
+
+
+def summary_lines(results: Sequence[FileResult], fixed: Fixed | None = None) -> list[Line]:
+    """The closing lines of the text formats: what was found (and fixed), what `--fix` can do, which
+    files failed; after `--fix`, ruff's "Found 3 errors (2 fixed, 1 remaining)."."""
     counts = Counts.of(results)
-    lines: list[Text] = []
-    if counts.errors or counts.warnings:
-        found = plural(counts.errors, "error")
-        if counts.warnings:
-            found += f" and {plural(counts.warnings, 'warning')}"
-        fixes = []
+    fixed_codes = fixed.codes if fixed is not None else ()
+    errors, warnings = counts.errors, counts.warnings
+    for code in fixed_codes:
+        doc = rule_doc(code)
+        if doc is not None and doc.severity is Severity.WARNING:
+            warnings += 1
+        else:
+            errors += 1
+    lines: list[Line] = []
+    if errors or warnings:
+        found = plural(errors, "error") if errors or not warnings else ""
+        if warnings:
+            found += f"{' and ' if found else ''}{plural(warnings, 'warning')}"
+        parts = []
+        if fixed_codes:
+            parts.append(f"{len(fixed_codes)} fixed, {counts.errors + counts.warnings} remaining")
         if counts.safe_fixes:
-            fixes.append(f"{counts.safe_fixes} fixable with --fix")
+            parts.append(f"{counts.safe_fixes} fixable with --fix")
         if counts.unsafe_fixes:
             more = "more" if counts.safe_fixes else "fixable"
-            fixes.append(f"{counts.unsafe_fixes} {more} with --unsafe-fixes")
-        suffix = f" ({', '.join(fixes)})" if fixes else ""
-        lines.append(Text(f"Found {found}{suffix}.", style="bold"))
+            parts.append(f"{counts.unsafe_fixes} {more} with --unsafe-fixes")
+        suffix = f" ({', '.join(parts)})" if parts else ""
+        lines.append(Line(f"Found {found}{suffix}.", style="bold"))
     if counts.failed_files:
-        lines.append(Text(f"{plural(counts.failed_files, 'file')} could not be linted.", style="bold red"))
+        lines.append(Line(f"{plural(counts.failed_files, 'file')} could not be linted.", style="bold red"))
     if not lines:
-        lines.append(Text("All checks passed!", style="bold green"))
+        lines.append(Line("All checks passed!", style="bold green"))
     return lines
+
+
+def closing_lines(results: Sequence[FileResult], fixed: Fixed | None, summary: bool) -> list[Line]:
+    """What the text formats write after the findings: the `--show-fixes` block, then the summary."""
+    lines = fixes_listing(fixed) if fixed is not None and fixed.listed else []
+    return lines + (summary_lines(results, fixed) if summary else [])

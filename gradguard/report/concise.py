@@ -11,25 +11,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from rich.text import Text
-
 from gradguard.model import Diagnostic, FileError, FileResult, Severity
 from gradguard.report._common import (
+    Fixed,
     Writer,
+    closing_lines,
     display_path,
     is_safe_fix,
     position,
     sorted_diagnostics,
     sorted_errors,
     sorted_results,
-    summary_lines,
 )
+from gradguard.report.styled import Line
 
 
-def diagnostic_line(path: str, diagnostic: Diagnostic) -> Text:
+def diagnostic_line(path: str, diagnostic: Diagnostic) -> Line:
     """`path:row:col: CODE [*] message` (`path:cell N:row:col: ...` in a notebook)."""
     start = diagnostic.span.start
-    text = Text()
+    text = Line()
     text.append(path, style="bold")
     text.append(":", style="cyan")
     text.append(position(start.row, start.column, diagnostic.cell))
@@ -42,9 +42,9 @@ def diagnostic_line(path: str, diagnostic: Diagnostic) -> Text:
     return text
 
 
-def error_line(path: str, error: FileError) -> Text:
+def error_line(path: str, error: FileError) -> Line:
     """`path:row:col: error: message`, or `path: error: message` when the problem has no line."""
-    text = Text()
+    text = Line()
     text.append(path, style="bold")
     if error.row is not None:
         text.append(":", style="cyan")
@@ -56,8 +56,12 @@ def error_line(path: str, error: FileError) -> Text:
     return text
 
 
-def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path, summary: bool = True) -> None:
-    """Write every file error and finding, one per line, then the summary (unless `summary` is False)."""
+def emit(
+    results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path,
+    summary: bool = True, fixed: Fixed | None = None,
+) -> None:
+    """Write every file error and finding, one per line, then the `--show-fixes` block and the summary
+    (unless `summary` is False)."""
     writer = Writer(out, color)
     for result in sorted_results(results, cwd):
         path = display_path(result.path, cwd)
@@ -65,6 +69,5 @@ def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path, 
             writer.line(error_line(path, error))
         for diagnostic in sorted_diagnostics(result.diagnostics):
             writer.line(diagnostic_line(path, diagnostic))
-    if summary:
-        for line in summary_lines(results):
-            writer.line(line)
+    for line in closing_lines(results, fixed, summary):
+        writer.line(line)

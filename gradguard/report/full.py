@@ -41,16 +41,17 @@ from gradguard.model import (
 )
 from gradguard.report import snippet
 from gradguard.report._common import (
+    Fixed,
     Writer,
     apply_edits,
     cell_source,
+    closing_lines,
     display_path,
     position,
     rule_name,
     sorted_diagnostics,
     sorted_errors,
     sorted_results,
-    summary_lines,
 )
 
 _STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow"}
@@ -169,8 +170,12 @@ def error_block(result: FileResult, path: str, error: FileError) -> Iterator[Tex
         yield from snippet.render(source, [snippet.Annotation(span, "", primary=True)], width, "bold red")
 
 
-def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path, summary: bool = True) -> None:
-    """Write every file error and finding as a block, then the summary (unless `summary` is False)."""
+def emit(
+    results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path,
+    summary: bool = True, fixed: Fixed | None = None,
+) -> None:
+    """Write every file error and finding as a block, then the `--show-fixes` block and the summary
+    (unless `summary` is False)."""
     writer = Writer(out, color)
     for result in sorted_results(results, cwd):
         path = display_path(result.path, cwd)
@@ -182,6 +187,5 @@ def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, cwd: Path, 
             for line in diagnostic_block(result, path, diagnostic):
                 writer.line(line)
             writer.line()
-    if summary:
-        for line in summary_lines(results):
-            writer.line(line)
+    for line in closing_lines(results, fixed, summary):
+        writer.line(line)

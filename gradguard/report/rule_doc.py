@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from rich import box
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -43,16 +44,33 @@ def render_rule(doc: RuleDoc, console: Console) -> None:
     console.print(Markdown(display_body(doc)))
 
 
-def render_catalogue(docs: Iterable[RuleDoc], console: Console) -> None:
-    """Print a table of rules: code, name, severity, fix applicability and summary.
+# Below this width a table leaves the summary too little room: each rule takes two lines instead.
+_TABLE_MIN_WIDTH = 90
 
-    Cells fold onto more lines in a narrow console instead of being cut short with an ellipsis.
+
+def render_catalogue(docs: Iterable[RuleDoc], console: Console) -> None:
+    """Print the rules: code, name, severity, fix applicability and summary.
+
+    Codes and names are never broken; a summary wraps at word boundaries. In a console narrower than
+    `_TABLE_MIN_WIDTH` each rule is a line of code and name, then its severity, fix and summary indented.
     """
+    docs = list(docs)
+    if console.width < _TABLE_MIN_WIDTH:
+        for doc in docs:
+            line = Text()
+            line.append(doc.code, style="bold")
+            line.append(f"  {doc.name}", style="cyan")
+            console.print(line, overflow="fold")
+            about = Text()
+            about.append(doc.severity.value, style=_SEVERITY_STYLES[doc.severity])
+            about.append(f", {doc.fix_applicability.value} fix. {doc.summary}")
+            console.print(Padding(about, (0, 0, 0, 7)))
+        return
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("Code", style="bold", no_wrap=True, min_width=5)
-    table.add_column("Name", style="cyan", overflow="fold")
-    table.add_column("Severity", overflow="fold")
-    table.add_column("Fix", overflow="fold")
+    table.add_column("Name", style="cyan", no_wrap=True)
+    table.add_column("Severity", no_wrap=True)
+    table.add_column("Fix", no_wrap=True)
     table.add_column("Summary", overflow="fold")
     for doc in docs:
         table.add_row(

@@ -12,18 +12,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from rich.text import Text
-
 from gradguard.model import FileResult
 from gradguard.report._common import (
     FILE_ERROR_CODE,
     NOTE_CODE,
+    Fixed,
     Writer,
+    closing_lines,
     is_safe_fix,
     is_unsafe_fix,
     rule_name,
-    summary_lines,
 )
+from gradguard.report.styled import Line
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,10 @@ def _fixable(stat: Statistic) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, summary: bool = True) -> None:
+def emit(
+    results: Sequence[FileResult], *, out: TextIO, color: bool,
+    summary: bool = True, fixed: Fixed | None = None,
+) -> None:
     """Write one line per rule: count, code, `[*]` when `--fix` can fix some, name and fixable counts."""
     writer = Writer(out, color)
     stats = statistics(results)
@@ -74,7 +77,7 @@ def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, summary: bo
     code_width = max((len(stat.code) for stat in stats), default=0)
     any_fixable = any(stat.safe_fixes for stat in stats)
     for stat in stats:
-        text = Text(f"{stat.count:>{count_width}}", style="bold")
+        text = Line(f"{stat.count:>{count_width}}", style="bold")
         text.append("\t")
         text.append(f"{stat.code:<{code_width}}", style="bold red")
         text.append("\t")
@@ -83,6 +86,5 @@ def emit(results: Sequence[FileResult], *, out: TextIO, color: bool, summary: bo
         text.append(stat.name)
         text.append(_fixable(stat))
         writer.line(text)
-    if summary:
-        for line in summary_lines(results):
-            writer.line(line)
+    for line in closing_lines(results, fixed, summary):
+        writer.line(line)

@@ -4,6 +4,10 @@ Each open document (or notebook) is linted on open, change and save with the set
 configuration (`pyproject.toml` / `gradguard.toml`, walking up from the file). The last result of every
 document is kept, so code actions and hover answer from it without analysing again; a change re-analyses
 only the document that changed.
+
+A script is first checked focused (its helpers that cannot matter left out, `focus.py`), which is what
+keeps a re-check of a long script fast; when that left anything out, a worker process analyses the whole
+file and its result replaces the focused one (published again only if it differs).
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from lsprotocol import types
@@ -20,9 +26,12 @@ from pygls.uris import to_fs_path
 from gradguard import __version__
 from gradguard.model import Applicability, Diagnostic, FileResult, Note
 from gradguard.server import convert
+from gradguard.server.checks import fix_all_safe, lint_text, lint_whole, start_worker
 
 FIX_ALL = "source.fixAll.gradguard"
-DEBOUNCE_SECONDS = 0.05
+# Long enough for the changes already sent (a burst of keystrokes waiting in the pipe) to be read, so
+# only the latest is analysed; short beside the check itself.
+DEBOUNCE_SECONDS = 0.01
 
 
 @dataclass
@@ -36,30 +45,11 @@ class Checked:
     cell_uris: dict[int, str] = field(default_factory=dict)  # notebook cell index (1-based) -> URI
     cell_lines: dict[int, list[str]] = field(default_factory=dict)
     fixed_all: str | None = None  # the text with every safe fix applied, computed on first request
+    whole: bool = True  # False while only the focused check has run
 
 
 def _path(uri: str) -> str:
     return to_fs_path(uri) or uri
-
-
-def lint_text(text: str, path: str) -> FileResult:
-    """Lint a document's text with the settings that apply to `path` (its syntax checked even when skipped)."""
-    from gradguard import engine
-    from gradguard.config import ConfigError, Resolver
-    from gradguard.model import FileError
-
-    try:
-        settings = Resolver(os.path.dirname(os.path.abspath(path))).for_file(path)
-    except ConfigError as exc:
-        return FileResult(path, errors=(FileError(path, f"configuration: {exc}"),))
-    try:
-        prepared = engine.prepare(text.encode("utf-8", "surrogatepass"), path)
-    except engine.InputError as exc:
-        return FileResult(path, errors=(exc.error,), source=text)
-    if engine.screen(prepared) is not None:
-        error = engine.syntax_error(prepared)
-        return FileResult(path, errors=(error,) if error else (), source=prepared.program, cells=())
-    return engine.analyse(prepared, settings.selection(path))
 
 
 class GradguardServer(LanguageServer):
@@ -79,17 +69,79 @@ class GradguardServer(LanguageServer):
         )
         self.checked: dict[str, Checked] = {}
         self.cell_owner: dict[str, str] = {}  # cell URI -> notebook URI
+        self._pool: ProcessPoolExecutor | None = None
+        # Documents whose whole-file check is running: True once a newer version waits for its own.
+        self.confirming: dict[str, bool] = {}
 
     def check_document(self, uri: str) -> None:
-        """Lint a text document and publish its diagnostics."""
+        """Lint a text document (focused) and publish its diagnostics; the whole file follows if needed."""
         document = self.workspace.get_text_document(uri)
         if document.uri in self.cell_owner:
             return
         text = document.source
-        result = lint_text(text, _path(uri))
+        check = lint_text(text, _path(uri), focused=True)
         lines = text.splitlines()
-        self.checked[uri] = Checked(document.version, text, result, lines)
-        self._publish(uri, result.diagnostics, lines, result, version=document.version)
+        self.checked[uri] = Checked(document.version, text, check.result, lines, whole=check.whole)
+        self._publish(uri, check.result.diagnostics, lines, check.result, version=document.version)
+        if not check.whole:
+            self._confirm(uri)
+
+    def _confirm(self, uri: str) -> None:
+        """Analyse the whole file in the worker; a newer version waits for the running one."""
+        if uri in self.confirming:
+            self.confirming[uri] = True
+            return
+        self.confirming[uri] = False
+        asyncio.get_running_loop().create_task(self._confirm_latest(uri))
+
+    async def _confirm_latest(self, uri: str) -> None:
+        try:
+            while True:
+                self.confirming[uri] = False
+                checked = self.checked.get(uri)
+                if checked is None or checked.whole:
+                    return
+                try:
+                    result = await asyncio.get_running_loop().run_in_executor(
+                        self.pool(), lint_whole, checked.text, _path(uri)
+                    )
+                except BrokenProcessPool:
+                    self._pool = None  # killed from outside: the next check starts another
+                    return
+                if self.confirming.get(uri) or self.checked.get(uri) is not checked:
+                    continue  # edited meanwhile: what matters is the latest version
+                checked.whole = True
+                changed = (result.diagnostics, result.errors, result.incomplete) != (
+                    checked.result.diagnostics,
+                    checked.result.errors,
+                    checked.result.incomplete,
+                )
+                checked.result = result
+                if changed:
+                    self._publish(uri, result.diagnostics, checked.lines, result, version=checked.version)
+                return
+        finally:
+            self.confirming.pop(uri, None)
+
+    def pool(self) -> ProcessPoolExecutor:
+        """The worker process that runs whole-file analyses and fixes (started on first use)."""
+        if self._pool is None:
+            import multiprocessing
+
+            # spawn, not fork: the server runs threads (pygls reads stdin in one).
+            self._pool = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=start_worker,
+                initargs=(os.getpid(),),
+            )
+        return self._pool
+
+    def stop_worker(self) -> None:
+        """End the worker process (at shutdown)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def check_notebook(self, uri: str) -> None:
         """Lint a notebook (its cells in order, as Jupyter runs them) and publish per cell."""
@@ -118,7 +170,7 @@ class GradguardServer(LanguageServer):
         path = _path(uri)
         if not path.endswith(".ipynb"):
             path += ".ipynb"
-        result = lint_text(json.dumps(document), path)
+        result = lint_text(json.dumps(document), path).result
         self.checked[uri] = Checked(notebook.version, "", result, [], cell_uris, cell_lines)
         for index, cell_uri in cell_uris.items():
             found = tuple(d for d in result.diagnostics if d.cell == index)
@@ -170,6 +222,11 @@ class GradguardServer(LanguageServer):
 server = GradguardServer()
 
 
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: GradguardServer, params: None) -> None:
+    ls.stop_worker()
+
+
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: GradguardServer, params: types.DidOpenTextDocumentParams) -> None:
     ls.check_document(params.text_document.uri)
@@ -217,7 +274,7 @@ def notebook_save(ls: GradguardServer, params: types.DidSaveNotebookDocumentPara
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL]
     ),
 )
-def code_action(ls: GradguardServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+async def code_action(ls: GradguardServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     """A quick fix per fix (labelled safe or unsafe), `# noqa` per finding, and "fix all safe"."""
     from gradguard.noqa import with_codes_added
 
@@ -263,7 +320,11 @@ def code_action(ls: GradguardServer, params: types.CodeActionParams) -> list[typ
         d.fix is not None and d.fix.applicability is Applicability.SAFE for d in found
     ):
         if checked.fixed_all is None:
-            checked.fixed_all = _fix_all_safe(checked.text, _path(uri)) or checked.text
+            # Fixing runs the analysis round after round: in the worker, so the server stays responsive.
+            fixed_all = await asyncio.get_running_loop().run_in_executor(
+                ls.pool(), fix_all_safe, checked.text, _path(uri)
+            )
+            checked.fixed_all = fixed_all or checked.text
         fixed = checked.fixed_all
         if fixed != checked.text:
             end = types.Position(len(lines), 0)
@@ -279,19 +340,6 @@ def code_action(ls: GradguardServer, params: types.CodeActionParams) -> list[typ
     if wanted:
         actions = [a for a in actions if a.kind is not None and any(str(a.kind).startswith(str(k)) for k in wanted)]
     return actions
-
-
-def _fix_all_safe(text: str, path: str) -> str | None:
-    from gradguard import engine
-    from gradguard.config import ConfigError, Resolver
-    from gradguard.fixes import fix_prepared
-
-    try:
-        settings = Resolver(os.path.dirname(os.path.abspath(path))).for_file(path)
-        fixed, _, count, note = fix_prepared(engine.Prepared(path, text, "utf-8"), settings.selection(path), unsafe=False)
-    except (ConfigError, engine.InputError):
-        return None
-    return fixed.source if count and note is None else None
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -323,4 +371,7 @@ def hover(ls: GradguardServer, params: types.HoverParams) -> types.Hover | None:
 
 def serve() -> None:
     """Run the server on stdin/stdout until the client says exit."""
-    server.start_io()
+    try:
+        server.start_io()
+    finally:
+        server.stop_worker()

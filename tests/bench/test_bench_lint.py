@@ -95,10 +95,12 @@ def test_bench_runs_on_a_tiny_corpus(tiny: Path, tmp_path: Path) -> None:
     out = done.stdout
     rows = [line for line in out.splitlines() if line.startswith("| tiny | 4 |")]
     timing_row, phase_row = rows
-    assert len(timing_row.split("|")) == 13  # the eleven columns of the timing table
+    assert len(timing_row.split("|")) == 15  # the thirteen columns of the timing table
     # 4 files; 3 mention backward, 2 call it: the prefilter (call shapes) and the ast screen keep those 2.
     assert phase_row.startswith("| tiny | 4 | 2 | 2 |")
     assert "Aims:" in out and "tiny: warm < 0.3 s" in out
+    assert "tiny: warm within 2x of ruff's warm run" in out
+    assert "start-up: `gradguard --version`" in out
     assert "tiny: 1 findings (GG001 1); 0 file errors" in out
     assert "by own time (tottime)" in out
     payload = json.loads(findings.read_text())

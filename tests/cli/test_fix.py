@@ -123,7 +123,7 @@ def test_fix_keeps_bom_crlf_and_permissions(project: Project) -> None:
     assert finding["location"]["row"] == GG001_ROW
     assert finding["fix"] is not None, "the plainest GG001 should offer a fix"
     result = project.lint("--fix", "--unsafe-fixes")
-    assert "Fixed 1 finding in 1 file." in result.stderr
+    assert "Found 1 error (1 fixed, 0 remaining)." in result.stdout
     assert result.exit_code == 0, "nothing remains after the fix"
     data = path.read_bytes()
     assert data != raw

@@ -146,7 +146,7 @@ def test_fix_and_diff_leave_hostile_files_byte_for_byte_and_fix_the_rest(project
     output = done.stdout + done.stderr
     assert done.returncode == 2, output
     assert "Traceback" not in output
-    assert "Fixed 2 findings in 2 files." in output
+    assert "(2 fixed, 0 remaining)." in done.stdout
     assert {name: (project.root / name).read_bytes() for name in HOSTILE} == before
     for name, (_, expected) in HOSTILE.items():
         lines = lines_for(output, name)

@@ -59,7 +59,7 @@ def test_fix_keeps_encoding_bom_line_endings_permissions_and_replaces_atomically
     done = project.run(*FIX)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
-    assert f"Fixed {len(FORMS)} findings in {len(FORMS)} files." in output
+    assert f"({len(FORMS)} fixed, 0 remaining)." in done.stdout
     for name, path in paths.items():
         data = path.read_bytes()
         assert data != FORMS[name], name
@@ -276,7 +276,7 @@ def test_fix_in_a_notebook_changes_only_the_fixed_lines_whatever_its_style(proje
         project.write(name, text.encode("utf-8"))
     done = project.run(*FIX)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"Fixed {len(styles)} findings in {len(styles)} files." in done.stderr
+    assert f"({len(styles)} fixed, 0 remaining)." in done.stdout
     for name, text in styles.items():
         after = (project.root / name).read_bytes().decode("utf-8")
         assert after != text, name

@@ -53,6 +53,20 @@ def test_the_catalogue_table() -> None:
     assert gg010[1:4] == ["graph-kept-for-logging", "warning", "safe"]
 
 
+@pytest.mark.parametrize("width", [40, 60, 89])
+def test_a_narrow_terminal_never_breaks_a_code_or_name_nor_cuts_a_summary(width: int) -> None:
+    docs = list(catalogue.load().values())
+    out = io.StringIO()
+    render_catalogue(docs, Console(file=out, width=width, color_system=None))
+    lines = out.getvalue().splitlines()
+    assert "\u2026" not in out.getvalue()
+    assert all(len(line) <= width for line in lines)
+    text = " ".join(" ".join(lines).split())
+    for doc in docs:
+        assert f"{doc.code}  {doc.name}" in lines
+        assert f"{doc.severity.value}, {doc.fix_applicability.value} fix. {' '.join(doc.summary.split())}" in text
+
+
 def test_every_real_rule_document_renders() -> None:
     docs = list(catalogue.load().values())
     if not docs:

@@ -62,8 +62,11 @@ def test_notebook_shows_the_diagnosis_as_html() -> None:
     html = displays[0].data["text/html"]
     assert "hidden" in html and "hidden.detach()" in html and "GG003" in html
     assert "<pre" in html
+    assert "<svg" in html  # the picture of the failing graph, inline
     plain = displays[0].data["text/plain"]
     assert "carrier       `hidden`" in plain
+    # Locations as IPython names them just above, not the kernel's temporary file.
+    assert "Cell In[4], line 5" in plain and "ipykernel_" not in plain + html
     assert failing.index(errors[0]) < failing.index(displays[0])
     assert "after the error, the kernel still works: 2" in notebook.cells[4].outputs[0].text
     assert notebook.cells[5].outputs[0].text.strip() == "torch.autograd.graph"
@@ -83,6 +86,7 @@ def test_terminal_ipython_prints_the_panel_after_the_traceback(capsys: pytest.Ca
         assert sys.last_value is result.error_in_exec
         assert "RuntimeError" in out and "Trying to backward through the graph a second time" in out
         assert "╭" in out and "hidden = hidden.detach()" in out
+        assert "Cell In[" in out
         assert out.index("Trying to backward") < out.index("╭")
         assert out.count("reused a graph that call #1 freed") == 1
     finally:

@@ -1,0 +1,75 @@
+"""Linting an editor's document for the language server; free of pygls, so a worker process can run it.
+
+`lint_text(..., focused=True)` is the fast check run at each edit: a script's helpers that cannot
+matter are blanked first (`focus.py`). `lint_text(...)` analyses the whole file, as `gradguard lint` does;
+the server runs it in a worker process after a focused check that left something out.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+from gradguard.model import FileError, FileResult
+
+
+@dataclass(frozen=True)
+class Check:
+    """One analysis of a document: its result, and whether the whole file was analysed."""
+
+    result: FileResult
+    whole: bool
+
+
+def lint_text(text: str, path: str, *, focused: bool = False) -> Check:
+    """Lint a document's text with the settings that apply to `path` (its syntax checked even when skipped)."""
+    from gradguard import engine
+    from gradguard.config import ConfigError, Resolver
+
+    try:
+        settings = Resolver(os.path.dirname(os.path.abspath(path))).for_file(path)
+    except ConfigError as exc:
+        return Check(FileResult(path, errors=(FileError(path, f"configuration: {exc}"),)), True)
+    try:
+        prepared = engine.prepare(text.encode("utf-8", "surrogatepass"), path)
+    except engine.InputError as exc:
+        return Check(FileResult(path, errors=(exc.error,), source=text), True)
+    if engine.screen(prepared) is not None:
+        error = engine.syntax_error(prepared)
+        return Check(FileResult(path, errors=(error,) if error else (), source=prepared.program), True)
+    selection = settings.selection(path)
+    # A notebook's program, and declared helpers the focus cannot see the calls of, are analysed whole.
+    if focused and prepared.notebook is None and not selection.api:
+        from gradguard.server.focus import focus
+
+        excerpt = focus(prepared.source)
+        if excerpt is not None:
+            result = engine.analyse(replace(prepared, source=excerpt.text, rows=excerpt.rows), selection)
+            return Check(replace(result, source=prepared.source), False)
+    return Check(engine.analyse(prepared, selection), True)
+
+
+def lint_whole(text: str, path: str) -> FileResult:
+    """The whole file's result (what `gradguard lint` reports), for the server's worker process."""
+    return lint_text(text, path).result
+
+
+def fix_all_safe(text: str, path: str) -> str | None:
+    """The text with every safe fix applied (to a fixed point), or None when none applies."""
+    from gradguard import engine
+    from gradguard.config import ConfigError, Resolver
+    from gradguard.fixes import fix_prepared
+
+    try:
+        settings = Resolver(os.path.dirname(os.path.abspath(path))).for_file(path)
+        fixed, _, count, note = fix_prepared(engine.Prepared(path, text, "utf-8"), settings.selection(path), unsafe=False)
+    except (ConfigError, engine.InputError):
+        return None
+    return fixed.source if count and note is None else None
+
+
+def start_worker(parent: int) -> None:
+    """The worker's first act: it dies with the server, however the server ends."""
+    from gradguard.runner import die_with_parent
+
+    die_with_parent(parent)
