@@ -352,6 +352,10 @@ class Interpreter(Evaluator):
         """`hasattr(m, "reset")` on an object of a project class that defines `reset`: True (a
         class that does not define it may still get it at run time: undecided)."""
         expr, positive = strip_not(test)
+        if isinstance(expr, cst.Call) and len(expr.args) == 2 \
+                and self.qualified(expr.func, state, frame) in K.CLASS_TESTS:
+            decided = self.class_test(expr.args[0].value, expr.args[1].value, state, frame)
+            return None if decided is None else decided == positive
         if not (isinstance(expr, cst.Call) and len(expr.args) == 2
                 and isinstance(expr.args[1].value, cst.SimpleString)):
             return None
@@ -363,6 +367,31 @@ class Interpreter(Evaluator):
         if self.method_of(owner.ref, expr.args[1].value.raw_value) is None:
             return None
         return positive
+
+    def class_test(self, obj: cst.BaseExpression, cls: cst.BaseExpression, state: State,
+                   frame: Frame) -> bool | None:
+        """`isinstance(obj, Cls)` for a class `Cls` of the project: decided when `obj` is an object of
+        a project class (its class or a base of it is `Cls`, or not) or a library module (never one)."""
+        wanted = self.peek(cls, state, frame)
+        if wanted is None and isinstance(cls, (cst.Name, cst.Attribute)):
+            wanted = self.eval(cls, state, frame)
+        owner = self.peek(obj, state, frame)
+        if wanted is None or owner is None or wanted.kind is not Kind.CLASS or not isinstance(wanted.ref, ClassInfo):
+            return None
+        if owner.kind is Kind.MODULE and owner.ref is None and owner.qual is not None:
+            return False
+        if owner.kind is not Kind.INSTANCE or not isinstance(owner.ref, ClassInfo):
+            return None
+        pending, seen = [owner.ref], set()
+        while pending:
+            current = pending.pop()
+            if current is wanted.ref:
+                return True
+            if current.key in seen:
+                continue
+            seen.add(current.key)
+            pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
+        return False
 
     def assume_test(self, test: cst.BaseExpression, truth: bool, state: State, frame: Frame) -> None:
         """Record that `test` had this truth on the path to `state` (when it is a condition atom)."""
@@ -436,9 +465,13 @@ class Interpreter(Evaluator):
 
     def for_parts(self, statement: cst.For, state: State, frame: Frame) -> list[State]:
         iterable = self.eval(statement.iter, state, frame)
-        if iterable.kind is Kind.TUPLE and iterable.elems and len(iterable.elems) <= MAX_UNROLLED \
-                and all(e.kind in (Kind.INSTANCE, Kind.MODULE) for e in iterable.elems):
-            return self.unrolled(statement, iterable.elems, state, frame)
+        elements = iterable.elems if iterable.kind is Kind.TUPLE else None
+        if elements is None and isinstance(statement.iter, (cst.List, cst.Tuple)) \
+                and not any(isinstance(e, cst.StarredElement) for e in statement.iter.elements):
+            # `for m in [net.lif1, net.lif2]:`: the display says which objects, in order.
+            elements = tuple(self.peek(e.value, state, frame) or UNKNOWN for e in statement.iter.elements)
+        if elements and len(elements) <= MAX_UNROLLED and all(e.kind in (Kind.INSTANCE, Kind.MODULE) for e in elements):
+            return self.unrolled(statement, elements, state, frame)
         element = self.element_from(statement.iter, iterable, state, frame)
         if element.element:
             sites: dict[int, int] = {}

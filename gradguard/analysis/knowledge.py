@@ -109,6 +109,7 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "MODULE_METHODS": lambda: _names(lambda f: True, Receiver.MODULE) | _names(lambda f: True, Receiver.LIGHTNING),
     # A module's methods that iterate its submodules (`for m in self.modules(): m.reset()`).
     "ATTRIBUTE_TESTS": lambda: _names(lambda f: f.attribute_test),
+    "CLASS_TESTS": lambda: _names(lambda f: f.class_test),
     # Builtins without effects whose result is fixed by their arguments: a test over one is stable.
     "PURE_CALLS": lambda: _names(lambda f: f.pure),
     # Builtins that iterate their arguments: what they are given is data.

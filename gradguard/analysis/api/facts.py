@@ -163,6 +163,7 @@ class Fact:
     # or "children" (the modules it holds); on a container class, "items": iterating it gives them.
     submodules: str | None = None
     attribute_test: bool = False  # `hasattr(obj, name)`: whether the object has that attribute
+    class_test: bool = False  # `isinstance(obj, cls)`: whether the object is of that class
     accessor: bool = False  # a decorator whose method runs when its attribute is read (`property`)
     # The call makes an attribute of its module argument (named by its second argument or `name=`,
     # "weight" by default) computed from parameters, and how.

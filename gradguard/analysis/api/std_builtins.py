@@ -14,7 +14,10 @@ FACTS: tuple[Fact, ...] = (
     *facts(("float", "int", "bool", "str", "repr", "id", "hash", "type", "format", "round", "math.isnan",
             "math.isfinite", "math.isinf", "numpy.array", "numpy.asarray", "numpy.mean"), returns=Returns.VALUE),
     # Pure: a condition over them holds the same until their arguments change.
-    *facts(("len", "isinstance", "issubclass", "callable"), returns=Returns.VALUE, pure=True),
+    *facts(("len", "issubclass", "callable"), returns=Returns.VALUE, pure=True),
+    # `isinstance(m, LIF)`: decided for an object of a project class (or a library module) and a
+    # class of the project.
+    Fact("isinstance", returns=Returns.VALUE, pure=True, class_test=True),
     # numpy arrays: a tensor stored into one (`buf[i] = logprob`) is converted to a number, graph dropped.
     *facts(("numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "numpy.zeros_like", "numpy.ones_like",
             "numpy.empty_like", "numpy.full_like", "numpy.arange"), returns=Returns.VALUE),
