@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from functools import lru_cache
+
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
@@ -34,6 +36,12 @@ class Atom:
     equality: tuple[str, str, bool] | None = None  # see `equality_of`
 
 
+# Syntax nodes hash by identity and never change: what is computed from one alone is cached (conditions
+# are keyed again at every evaluation of their branch).
+_NODE_CACHE = 1 << 16
+
+
+@lru_cache(maxsize=_NODE_CACHE)
 def key_of(expr: cst.BaseExpression) -> str | None:
     """The structural key of a condition expression, or None when it is no atom (it calls,
     or mixes in something whose value the model cannot name)."""
@@ -83,7 +91,8 @@ def key_of(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def chains_of(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+@lru_cache(maxsize=_NODE_CACHE)
+def chains_of(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, ...]:
     """The maximal name and attribute chains a condition reads (`args.k`, `step`)."""
     found: list[cst.BaseExpression] = []
 
@@ -100,7 +109,7 @@ def chains_of(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
             walk(child)
 
     walk(expr)
-    return found
+    return tuple(found)
 
 
 def strip_not(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:

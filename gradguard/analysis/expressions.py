@@ -143,6 +143,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.owners: list[str] = []
         self.owner_paths: list[str] = []
         self.resets_by_function: dict[cst.CSTNode, frozenset[str]] = {}
+        self.codes: dict[cst.CSTNode, str] = {}
         self.class_assigned: dict[object, frozenset[str]] = {}
         self.last_backward: frozenset[int] = frozenset()
         # Classes whose parameters are all frozen, and how many frozen modules' code is running.

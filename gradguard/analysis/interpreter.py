@@ -214,7 +214,10 @@ class Interpreter(Evaluator):
                             self.store_name(name, UNKNOWN, state, frame, statement)
 
     def code_of(self, node: cst.CSTNode) -> str:
-        return cst.Module([]).code_for_node(node)
+        code = self.codes.get(node)
+        if code is None:
+            code = self.codes[node] = cst.Module([]).code_for_node(node)
+        return code
 
     def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
         if isinstance(statement, cst.SimpleStatementLine):
@@ -599,12 +602,14 @@ class Interpreter(Evaluator):
                 changed = False
                 grew = False  # only new partitions, whose values the others already cover
                 before_pass = list(later.values())
+                dirty: set[frozenset[tuple[str, bool]]] = set()
                 for part in self.regroup(produced):
                     key = part.partition_key()
                     known = later.get(key)
                     if known is None:
                         later[key] = part
                         grew = True
+                        dirty.add(key)
                         continue
                     merged = State.join_all([known, part])
                     assert merged is not None
@@ -615,8 +620,10 @@ class Interpreter(Evaluator):
                     if not stable:
                         later[key] = merged
                         changed = True
+                        dirty.add(key)
                 if len(later) > MAX_PARTS:
                     later = {p.partition_key(): p for p in self.regroup(list(later.values()))}
+                    dirty = set(later)
                 if grew and not changed and passes + 1 >= WIDEN_AFTER and before_pass:
                     # Condition atoms can split the states into ever new partitions (regrouping
                     # renames them): once widened, the paths together holding nothing new is a
@@ -628,7 +635,9 @@ class Interpreter(Evaluator):
                 if not changed:
                     converged = True
                     break
-                heads = list(later.values())
+                # A partition whose state this pass left as it was would only produce again what it
+                # produced: the next pass runs from the partitions that are new or changed.
+                heads = [part for key, part in later.items() if key in dirty] or list(later.values())
         finally:
             frame.loops.pop()
         if not converged and later:

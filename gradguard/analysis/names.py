@@ -6,11 +6,14 @@ checks its environment first), so decisions are never made on a name's suffix.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import libcst as cst
 
 from gradguard.analysis.api.packages import ALIASES
 
 
+@lru_cache(maxsize=1 << 16)  # nodes hash by identity and never change
 def dotted(expr: cst.BaseExpression) -> str | None:
     """`a.b.c` for a chain of attributes on a name, else None."""
     parts: list[str] = []
