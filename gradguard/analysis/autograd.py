@@ -385,7 +385,8 @@ class AutogradEvents:
                 owner = instance + owner[len("self"):]
         # Inside a method of `agent`, `self.actor` is also `agent.actor`: the modules called from
         # outside `agent` carry that label.
-        names = frozenset({owner, self.outside_label(owner)})
+        names = frozenset({owner, *self.owner_aliases.get(owner, ())})
+        names = names | {self.outside_label(name) for name in names}
         for retained in self.retains:
             self.stepped_after_retain[retained] = self.stepped_after_retain.get(retained, frozenset()) | names
         if owner.startswith("?"):

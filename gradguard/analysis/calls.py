@@ -154,7 +154,7 @@ class CallEvaluation:
             # `nn.Sequential(Block(), Block())(x)`: each of its modules' forward runs (one stands for all).
             return self.call_value(call, callee.ref, label, args, kwargs, state, frame)
         if callee.kind in (Kind.MODULE, Kind.UNKNOWN) and not callee.nodes:
-            owner = self._optimizer_owner(call)
+            owner = self._optimizer_owner(call, state, frame)
             if owner is not None:
                 # A callable the analysis cannot read, given a module's parameters first
                 # (`build_optimizer(net.parameters())`, `self.optimizer_class(...)`): it makes the
@@ -272,7 +272,7 @@ class CallEvaluation:
             return Value(Kind.TENSOR, grad=True)
         fact = api.lookup(name)
         if fact is None and api.family_of(name) is None:
-            owner = self._optimizer_owner(call)
+            owner = self._optimizer_owner(call, state, frame)
             if owner is not None:
                 # A library function no fact describes, given a module's parameters first
                 # (`build_optimizer(net.parameters())`): it makes that module's optimizer.
@@ -312,7 +312,7 @@ class CallEvaluation:
         family = api.family_of(name)
         makes = fact.returns if fact is not None else family.returns if family is not None else None
         if makes is Returns.OPTIMIZER:
-            owner = self._optimizer_owner(call)
+            owner = self._optimizer_owner(call, state, frame)
             if owner is not None:
                 self.optimizer_owners.add(owner)
             return Value(Kind.OPTIMIZER, ref=owner, qual=name)
@@ -453,15 +453,32 @@ class CallEvaluation:
                 return None
         return False
 
-    def _optimizer_owner(self, call: cst.Call) -> str | None:
-        """`Adam(netD.parameters())` is owned by `netD`."""
+    def _optimizer_owner(self, call: cst.Call, state: State | None = None, frame: Frame | None = None) -> str | None:
+        """`Adam(netD.parameters())` is owned by `netD`; the other names that hold the same module
+        then (`self.qf1` after `self.qf1 = qf1`) name it too (`owner_aliases`)."""
         if not call.args:
             return None
         first = call.args[0].value
         if isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute) \
                 and self._module_returns(first.func.attr.value) is Returns.PARAMETERS:
-            return indexed(first.func.value)
+            owner = indexed(first.func.value)
+            if owner is not None and state is not None and frame is not None:
+                held = self.peek(first.func.value, state, frame)
+                if held is not None and held.kind in (Kind.INSTANCE, Kind.MODULE):
+                    aliases = self.holders_of(held, state, frame) - {owner}
+                    if aliases:
+                        self.owner_aliases[owner] = self.owner_aliases.get(owner, frozenset()) | aliases
+            return owner
         return None
+
+    def holders_of(self, value: Value, state: State, frame: Frame) -> frozenset[str]:
+        """The local names and `self` attributes holding this very object now."""
+        found = {name for name, held in state.frames[-1].items() if held is value}
+        me = frame.self_value
+        if me is not None and isinstance(me.ref, ClassInfo):
+            found |= {f"self.{attr}" for (key, attr), held in state.heap.items()
+                      if key == me.ref.key and held is value}
+        return frozenset(found)
 
     @staticmethod
     def _module_returns(method: str) -> Returns | None:

@@ -144,6 +144,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.owner_paths: list[str] = []
         self.resets_by_function: dict[cst.CSTNode, frozenset[str]] = {}
         self.codes: dict[cst.CSTNode, str] = {}
+        # Other names of the module an optimizer updates (`qf1` given to `__init__` is `self.qf1`).
+        self.owner_aliases: dict[str, frozenset[str]] = {}
         self.class_assigned: dict[object, frozenset[str]] = {}
         self.last_backward: frozenset[int] = frozenset()
         # Classes whose parameters are all frozen, and how many frozen modules' code is running.
@@ -821,7 +823,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         site = self.site(node, frame)
         if source or self.saves_tensors(node, state, frame):
             self.saving.add(site)
-        owners = frozenset({*self.owners, *self.owner_paths, *([consumer] if consumer else [])}) \
+        owners = frozenset({*self.owners, *self.owner_paths,
+                            *([consumer, self.outside_label(consumer)] if consumer else [])}) \
             if source else frozenset()
         epoch = state.epochs.get(site, 0)
         if owners:

@@ -822,6 +822,12 @@ class Interpreter(Evaluator):
         callee.param_reads = self.argument_reads(bound, args, state, frame, call)  # type: ignore[assignment]
         state.frames.append(locals_)
         state.defs.append({name: frozenset({node}) for name in locals_})
+        for name, truth in _literal_flags(node, call, self_value is not None).items():
+            # `backward=True` passed or left to its default: `if backward:` in the body is decided.
+            if name not in state.assume:
+                self.atom_seq += 1
+                state.assume[name] = Atom(name, truth, frozenset({name}), frozenset(), len(state.frames),
+                                          self.atom_seq, name)
         previous_no_grad = state.no_grad
         if info.no_grad:
             state.no_grad = True
@@ -1025,3 +1031,28 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, cst.StarredElement):
         return _target_names(target.value)
     return []
+
+
+def _literal_flags(function: cst.CSTNode, call: cst.CSTNode, method: bool) -> dict[str, bool]:
+    """The parameters a call binds to a literal `True` or `False`, passed or by default."""
+    if not isinstance(function, cst.FunctionDef) or not isinstance(call, cst.Call):
+        return {}
+    params = [*function.params.posonly_params, *function.params.params]
+    if method and params:
+        params = params[1:]
+    if any(arg.star for arg in call.args):
+        return {}
+    given: dict[str, cst.BaseExpression] = {}
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    for param, value in zip(params, positional):
+        given[param.name.value] = value
+    for arg in call.args:
+        if arg.keyword is not None:
+            given[arg.keyword.value] = arg.value
+    flags: dict[str, bool] = {}
+    for param in [*params, *function.params.kwonly_params]:
+        name = param.name.value
+        expr = given.get(name, param.default)
+        if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+            flags[name] = expr.value == "True"
+    return flags

@@ -178,18 +178,60 @@ def runs_imported_backward(path: str, source: str) -> bool:
     if not project.roots:
         return False
     names: set[str] = set()
+    for located in _imported_files(project, source):
+        names |= _names_behind(located, *_stamp(located))
+    return any(re.search(rf"\b{re.escape(name)}\s*\(", source) for name in names)
+
+
+@lru_cache(maxsize=4096)
+def _names_behind(path: str, mtime_ns: int, size: int) -> frozenset[str]:
+    """The functions running a backward that importing `path` gives access to: its own, and those of
+    the project modules it imports (a package's `__init__.py` re-exports what its modules define)."""
+    names = set(_backward_functions(path, mtime_ns, size))
+    text = _text_of(path)
+    if text is not None:
+        project = Project(path)
+        for located in _imported_files(project, text):
+            if located != path:
+                names |= _backward_functions(located, *_stamp(located))
+    return frozenset(names)
+
+
+def _imported_files(project: Project, source: str) -> list[str]:
+    """The project files a source text imports, by its import statements."""
+    found: list[str] = []
     for match in _IMPORTS.finditer(source):
         frm, imported, plain = match.groups()
         if frm is not None:
-            candidates = [frm] + [f"{frm}.{n.split()[0]}" if frm.strip(".") else f"{frm}{n.split()[0]}"
-                                  for n in imported.split(",") if n.strip()]
-        else:
-            candidates = [n.split()[0] for n in plain.split(",") if n.strip()]
-        for candidate in candidates:
-            located = project.locate(candidate)
+            located = project.locate(frm)
             if located is not None:
-                names |= _backward_functions(located, *_stamp(located))
-    return any(re.search(rf"\b{re.escape(name)}\s*\(", source) for name in names)
+                found.append(located)
+            if located is None or located.endswith("__init__.py"):
+                # `from pkg import module`: names of a package may be its submodules.
+                for name in imported.split(","):
+                    parts = name.split()
+                    if parts:
+                        sub = project.locate(f"{frm}.{parts[0]}" if frm.strip(".") else f"{frm}{parts[0]}")
+                        if sub is not None:
+                            found.append(sub)
+        else:
+            for name in plain.split(","):
+                parts = name.split()
+                if parts:
+                    located = project.locate(parts[0])
+                    if located is not None:
+                        found.append(located)
+    return found
+
+
+def _text_of(path: str) -> str | None:
+    try:
+        if os.path.getsize(path) > MAX_MODULE_BYTES:
+            return None
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 def _stamp(path: str) -> tuple[int, int]:

@@ -241,3 +241,111 @@ def test_a_file_that_calls_no_backward_itself_is_screened_in_by_its_imported_hel
     assert runs_imported_backward(str(script), script.read_text())
     unrelated = _write(tmp_path, {"other.py": "from base import BaseAgent\n\nprint(BaseAgent)\n"})
     assert not runs_imported_backward(str(unrelated), unrelated.read_text())
+
+
+def test_a_module_given_to_init_is_the_attribute_it_is_stored_as(tmp_path: Path) -> None:
+    """`self.qf = qf` then `Adam(qf.parameters())`: the optimizer updates `self.qf`."""
+    source = TRAINER.format(imports="", optimizer_param="lr=1e-3", make="torch.optim.Adam")
+    source = source.replace("self.qf.parameters()", "qf.parameters()").replace(
+        "self.policy.parameters()", "policy.parameters()")
+    script = _write(tmp_path, {"sac.py": source})
+    assert _findings(script) == [("GG011", "policy_loss.backward()")]
+
+
+ROLLOUT = """\
+import torch
+
+
+def collect(model, obs):
+    logits, values = model(obs)
+    return torch.log_softmax(logits, -1).max(-1).values, values
+"""
+
+A2C = """\
+import torch
+import torch.nn as nn
+
+from rollout import collect
+
+
+class ActorCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(8, 16)
+        self.actor = nn.Linear(16, 4)
+        self.critic = nn.Linear(16, 1)
+
+    def forward(self, obs):
+        h = torch.relu(self.trunk(obs))
+        return self.actor(h), self.critic(h).squeeze(-1)
+
+
+model = ActorCritic()
+actor_opt = torch.optim.Adam(list(model.trunk.parameters()) + list(model.actor.parameters()))
+critic_opt = torch.optim.Adam(model.critic.parameters())
+for update in range(10):
+    log_probs, values = collect(model, torch.randn(32, 8))
+    advantage = torch.randn(32) - values
+    critic_loss = advantage.pow(2).mean()
+    actor_loss = -(log_probs * advantage{detach}).mean()
+    critic_opt.zero_grad()
+    critic_loss.backward(retain_graph=True)
+    critic_opt.step()
+    actor_opt.zero_grad()
+    actor_loss.backward()
+    actor_opt.step()
+"""
+
+
+def test_a_layer_of_a_model_run_by_a_helper_of_another_module_is_owned_by_its_optimizer(tmp_path: Path) -> None:
+    """`self.critic(h)` inside `model(obs)` called by `collect()` in rollout.py is `model.critic`."""
+    script = _write(tmp_path, {"a2c.py": A2C.format(detach=""), "rollout.py": ROLLOUT})
+    assert _findings(script) == [("GG011", "actor_loss.backward()")]
+    fixed = _write(tmp_path, {"a2c.py": A2C.format(detach=".detach()"), "rollout.py": ROLLOUT})
+    assert _findings(fixed) == []
+
+
+HELPERS = """\
+def compute_loss(model, batch, criterion, backward=True):
+    inputs, targets = batch
+    loss = criterion(model(inputs), targets)
+    if backward:
+        loss.backward()
+    return loss
+"""
+
+LOOP = """\
+import torch
+import torch.nn as nn
+
+from utils import compute_loss
+
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = nn.CrossEntropyLoss()
+for step in range(20):
+    batch = (torch.randn(8, 4), torch.randint(0, 2, (8,)))
+    optimizer.zero_grad()
+    loss = compute_loss(model, batch, criterion{flag})
+    loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(("flag", "found"), [("", True), (", backward=True", True), (", backward=False", False)])
+def test_a_helper_flag_given_as_a_literal_decides_its_branch(tmp_path: Path, flag: str, found: bool) -> None:
+    """`if backward:` in a helper whose `backward` is a literal True (passed or default): taken."""
+    script = _write(tmp_path, {"train.py": LOOP.format(flag=flag), "utils.py": HELPERS})
+    assert _findings(script) == ([("GG001", "loss.backward()")] if found else [])
+
+
+def test_a_helper_re_exported_by_a_package_init_screens_the_script_in(tmp_path: Path) -> None:
+    from gradguard.analysis.project import runs_imported_backward
+
+    package = tmp_path / "core"
+    package.mkdir()
+    (package / "__init__.py").write_text("from .engine import Engine\n")
+    (package / "engine.py").write_text(
+        "class Engine:\n    def step(self, loss):\n        loss.backward()\n")
+    script = _write(tmp_path, {"train.py": "from core import Engine\n\nEngine().step(None)\n"})
+    assert runs_imported_backward(str(script), script.read_text())
