@@ -73,6 +73,9 @@ class Met:
     # Not a failure: this call retains its graph, and in a later iteration of a loop that steps an
     # optimizer it goes through what it retained again (`retain_graph=True` hides a stale graph).
     masked: bool = False
+    # The failing call's local variables (other than its root) holding stale nodes, with the
+    # statements that assigned them: a carrier to name when no read on the way to them is recorded.
+    holding: tuple[tuple[str, frozenset[cst.CSTNode]], ...] = ()
 
 
 
@@ -216,10 +219,13 @@ class AutogradEvents:
             if not strong and not self._accumulating(boundary):
                 return
             created = self.origins.get(min(stale))
+            holding = () if boundary else tuple(
+                (name, state.defs[-1].get(name, frozenset())) for name, held in state.frames[-1].items()
+                if name != info.root_text and held.nodes & stale)
             self.conflicts[key] = Met(info, why.call, value, stale, why, boundary,
                                       created.loops if created is not None else (),
                                       tuple(frame.conditions) if frame is not None else (),
-                                      retained_by[-1] if retained_by else None)
+                                      retained_by[-1] if retained_by else None, holding=holding)
 
     def _masked(self, info: CallInfo, value: Value, again: frozenset[int], state: State, frame: Frame) -> None:
         """A retaining backward that, after an optimizer step, goes through the graph it retained in an

@@ -596,6 +596,16 @@ class CallEvaluation:
                 updated = cut(receiver)
             state.replace_everywhere(receiver, updated)
             return updated
+        of_modules = api.method(method, Receiver.MODULE)
+        if of_modules is not None and of_modules.container and receiver.kind is Kind.MODULE \
+                and receiver.qual in K.MODULE_CONTAINERS:
+            # `heads.values()` / `heads.items()` of a ModuleDict: its modules (with their keys).
+            self.eval_args(call, state, frame)
+            module = receiver.ref if isinstance(receiver.ref, Value) else Value(Kind.MODULE, label=f"{label}[]")
+            if of_modules.returns is Returns.MODULE:
+                listed = next(iter(K.ITERATED_MODULE_CONTAINERS))
+                return Value(Kind.MODULE, qual=listed, label=label, ref=receiver.ref)
+            return Value(Kind.LIST, ref=Value(Kind.TUPLE, elems=(SCALAR, module)), label=label)
         held = api.method(method, Receiver.CONTAINER)
         if held is not None and held.stores is not None:
             args, kwargs = self.eval_args(call, state, frame)

@@ -147,7 +147,8 @@ def test_the_shipped_text_is_the_deterministic_dump() -> None:
 # The class whose methods the facts of a library module speak of, by receiver.
 RECEIVER_CLASSES = {
     ("torch_tensor", Receiver.TENSOR): "torch.Tensor",
-    ("nn", Receiver.MODULE): "torch.nn.Module",
+    # A module method, or a method of the module containers (`ModuleDict.items`).
+    ("nn", Receiver.MODULE): ("torch.nn.Module", "torch.nn.ModuleDict"),
     ("hooks", Receiver.MODULE): "torch.nn.Module",
     ("optim", Receiver.OPTIMIZER): "torch.optim.Optimizer",
     ("distributions", Receiver.DISTRIBUTION): "torch.distributions.Distribution",

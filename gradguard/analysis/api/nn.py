@@ -36,6 +36,9 @@ FACTS: tuple[Fact, ...] = (
     # Iterating a ModuleList or a Sequential gives its modules; a ModuleDict gives its keys.
     *prefixed("torch.nn.", ("ModuleList", "Sequential"), returns=Returns.MODULE, container=True, submodules="items"),
     Fact("torch.nn.ModuleDict", returns=Returns.MODULE, container=True),
+    # A ModuleDict's modules, alone or with their keys (`for name, head in self.heads.items()`).
+    Fact("values", M, returns=Returns.MODULE, container=True),
+    Fact("items", M, returns=Returns.ITEM, container=True),
     *facts(("torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
             "torch.nn.parallel.DataParallel"), returns=Returns.ARGUMENT),
     # Methods that return the module itself (`model = Net().to(device)`).
