@@ -9,8 +9,9 @@ drift apart. Torch-free and libcst-free: plain data and text predicates.
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -59,7 +60,7 @@ class Evidence:
     same_call: bool = False  # the failing call is the freeing call, one iteration later
     stepped_between: bool = False  # an optimizer stepped between the two calls
     grads_read_between: bool = False  # `.grad` read, copied or clipped between the two calls
-    periodic: bool = False  # the failing backward runs under an `if` inside its loop
+    periodic: bool = False  # the failing backward runs under an `if` of its loop that changes per iteration
     outside_loop: bool = False  # the failing root was computed outside the loop or closure calling it
     grad_feeds_loss: bool = False  # what torch.autograd.grad returned is part of the later loss
     intended_second_pass: bool = False  # the program means to backward the same graph twice
@@ -263,3 +264,19 @@ def reads_grads(lines: Iterable[str]) -> bool:
 def steps_optimizer(lines: Iterable[str]) -> bool:
     """Whether code calls an optimizer's (or scaler's) `step`."""
     return any(_STEP.search(line) for line in _code(lines))
+
+
+def varies_per_iteration(tests: Iterable[str], bound_in_loop: Collection[str]) -> bool:
+    """Whether one of the conditions around a call (their source text, from the call out to its loop)
+    can change from one iteration to the next: it reads a name the loop binds (`(step + 1) % k`, a
+    `done` flag set in the body) or calls something (`random.random() < p`). A flag set once before
+    the loop (`if LOG:`) does not: the call then runs every iteration or never, not periodically."""
+    for test in tests:
+        try:
+            tree = ast.parse(test.strip(), mode="eval")
+        except SyntaxError:
+            return True
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) or (isinstance(node, ast.Name) and node.id in bound_in_loop):
+                return True
+    return False

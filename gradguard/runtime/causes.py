@@ -260,7 +260,8 @@ def fix_facts(
             if found:
                 facts["accumulated_value"] = src.accumulated_value(source, found[0], candidate.group)
             if failing_site is not None and failing_site.filename == source.filename:
-                facts["periodic"] = src.inside_if_within_loop(source, scope, failing_site.line)
+                tests, bound = src.conditions_within_loop(source, scope, failing_site.line)
+                facts["periodic"] = bool(tests) and model.varies_per_iteration(tests, bound)
             if culprit is not None and culprit.site is not None:
                 start = min((a.line for a in src.assignments(scope, candidate.group)), default=0)
                 call = src.call_passing(source, scope, candidate.group, start, culprit.site.line)
