@@ -345,6 +345,19 @@ def assigned_shape(facts: FileFacts, name: str, conflict: object) -> str | None:
     return None
 
 
+def accumulated_in(node: cst.CSTNode, name: str) -> bool:
+    """Whether code adds to what a variable or attribute holds (`name += x`)."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_AugAssign(self, small: cst.AugAssign) -> None:
+            nonlocal found
+            found = found or (isinstance(small.operator, cst.AddAssign) and _dotted(small.target) == name)
+
+    node.visit(Finder())
+    return found
+
+
 def _self_update(value: cst.BaseExpression, name: str) -> bool:
     return isinstance(value, cst.BinaryOperation) and _dotted(value.left) == name
 
@@ -436,6 +449,11 @@ def read_names(statement: cst.CSTNode) -> set[str]:
 
 def rebound_in(loop: cst.CSTNode, names: set[str]) -> bool:
     """Whether the loop (its target or its body) assigns any of `names`."""
+    return bool(bound_names(loop) & names)
+
+
+def bound_names(loop: cst.CSTNode) -> set[str]:
+    """The plain names a loop (its target or its body) binds."""
     bound: set[str] = set()
 
     class Binder(cst.CSTVisitor):
@@ -466,7 +484,30 @@ def rebound_in(loop: cst.CSTNode, names: set[str]) -> bool:
             return False
 
     loop.visit(Binder())
-    return bool(bound & names)
+    return bound
+
+
+def entries_rebound_in(node: cst.CSTNode, holder: str) -> list[cst.Subscript]:
+    """The entries of a container that code assigns (`holder[k] = ...`, `out, holder[k] = ...`,
+    `holder[k] += ...`)."""
+    found: list[cst.Subscript] = []
+
+    def collect(target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Subscript) and _dotted(target.value) == holder:
+            found.append(target)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                collect(element.value)
+
+    class Finder(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            collect(target.target)
+
+        def visit_AugAssign(self, small: cst.AugAssign) -> None:
+            collect(small.target)
+
+    node.visit(Finder())
+    return found
 
 
 def enclosing_function(facts: FileFacts, node: cst.CSTNode) -> cst.FunctionDef | None:
@@ -507,3 +548,93 @@ def renamed(statement: cst.CSTNode, old: str, new: str) -> cst.CSTNode:
             return updated.with_changes(attr=original.attr)  # `x.self` keeps its attribute name
 
     return statement.visit(Renamer())
+
+
+def module_origin(facts: FileFacts, definition: cst.CSTNode) -> cst.BaseExpression | None:
+    """What a single assignment computes, as an expression over module-level names: its own value
+    at module level; for `self.w = w` in a function, the value of the module-level variable that the
+    function's only call passes for parameter `w` (`Trainer(model, w)` after `w = ...`). None when
+    that takes more than one assignment or call."""
+    value = _single_value(definition)
+    if value is None:
+        return None
+    function = enclosing_function(facts, definition)
+    if function is None:
+        return value
+    if not isinstance(value, cst.Name) or value.value not in parameter_names(function):
+        return None
+    calls = calls_of(facts, function)
+    if len(calls) != 1 or enclosing_function(facts, calls[0]) is not None:
+        return None
+    passed = argument_for(calls[0], function, value.value)
+    if not isinstance(passed, cst.Name):
+        return None
+    found = [s for s in facts.module.body if isinstance(s, cst.SimpleStatementLine) and passed.value in assigned_names(s)]
+    return _single_value(found[0]) if len(found) == 1 else None
+
+
+def _single_value(statement: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            return small.value
+    return None
+
+
+def parameter_names(function: cst.FunctionDef) -> list[str]:
+    """A function's parameter names, in order (positional first)."""
+    params = function.params
+    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+    kwargs = [params.star_kwarg] if params.star_kwarg is not None else []
+    return [p.name.value for p in (*params.posonly_params, *params.params, *star, *params.kwonly_params, *kwargs)]
+
+
+def calls_of(facts: FileFacts, function: cst.FunctionDef) -> list[cst.Call]:
+    """The calls of a function by its name in the module: `train(...)` for a module-level function,
+    `Trainer(...)` for the `__init__` of a module-level class."""
+    owner = facts.parent(facts.parent(function))  # type: ignore[arg-type]
+    if isinstance(owner, cst.ClassDef) and function.name.value == "__init__" and facts.parent(owner) is facts.module:
+        name = owner.name.value
+    elif facts.parent(function) is facts.module:
+        name = function.name.value
+    else:
+        return []
+    found: list[cst.Call] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == name:
+                found.append(node)
+
+    facts.module.visit(Finder())
+    return found
+
+
+def argument_for(call: cst.Call, function: cst.FunctionDef, parameter: str) -> cst.BaseExpression | None:
+    """The expression a call passes for one parameter of the function (None when not plainly)."""
+    names = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    if names and names[0] == "self" and function.name.value == "__init__":
+        names = names[1:]
+    if any(arg.star for arg in call.args):
+        return None
+    for index, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == parameter:
+            return arg.value
+        if arg.keyword is None and index < len(names) and names[index] == parameter:
+            return arg.value
+    return None
+
+
+def same_objects_in(facts: FileFacts, function: cst.FunctionDef, names: set[str]) -> bool:
+    """Whether module-level names mean the same objects inside a function: none is a local there,
+    or a parameter that every call of the function passes the same-named variable."""
+    local = bound_names(function.body) | set(parameter_names(function))
+    calls = calls_of(facts, function) if names & local else []
+    for name in names & local:
+        if name not in parameter_names(function) or name in bound_names(function.body) or not calls:
+            return False
+        for call in calls:
+            passed = argument_for(call, function, name)
+            if not isinstance(passed, cst.Name) or passed.value != name or enclosing_function(facts, call) is not None:
+                return False
+    return True

@@ -112,7 +112,11 @@ def reassigned_state(conflict: Conflict) -> bool:
     """A container the loop assigns anew each iteration (`out, state = model(x, state)`): a recurrent
     state made of several tensors, not a collection that only grows."""
     carrier, loop = conflict.carrier, conflict.loop
-    return carrier is not None and loop is not None and codemods.rebound_in(loop, {carrier.holder.text})
+    if carrier is None or loop is None:
+        return False
+    # A state of several tensors kept in one dict or list whose entries the loop rebinds
+    # (`state["h"] = cell(x, state["h"])`) is state too: emptying it would lose it.
+    return codemods.rebound_in(loop, {carrier.holder.text}) or bool(codemods.entries_rebound_in(loop, carrier.holder.text))
 
 
 class ConflictRule(Rule):
@@ -186,7 +190,7 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         same_call=same_call,
         stepped_between=bool(conflict.stepped),
         grads_read_between=grads_read,
-        periodic=failing.statement is not None and conditional_in_loop(facts, failing.statement),
+        periodic=failing.statement is not None and periodic_in_loop(facts, failing.statement),
         outside_loop=same_call or closure is not None,
         grad_feeds_loss=grad_feeds_later_code(facts, conflict),
     )
@@ -196,11 +200,19 @@ def _reads_grads(line: str) -> bool:
     return model.reads_grads([line])
 
 
-def conditional_in_loop(facts: FileFacts, statement: cst.CSTNode) -> bool:
-    """Whether a statement sits under an `if` (or its `else`) that is directly in its block's owner."""
-    block = facts.parent(statement)
-    owner = facts.parent(block) if block is not None else None
-    return isinstance(owner, (cst.If, cst.Else))
+def periodic_in_loop(facts: FileFacts, statement: cst.CSTNode) -> bool:
+    """Whether a statement runs under conditions of its innermost loop that change from one iteration
+    to the next (`if (step + 1) % k == 0:`), as the cause model judges them from their text."""
+    tests: list[str] = []
+    current = facts.parent(statement)
+    while current is not None and not isinstance(current, (cst.For, cst.While, cst.FunctionDef)):
+        if isinstance(current, cst.If):
+            tests.append(facts.code(current.test))
+        current = facts.parent(current)
+    if not tests:
+        return False
+    bound = codemods.bound_names(current) if isinstance(current, (cst.For, cst.While)) else set()
+    return model.varies_per_iteration(tests, bound)
 
 
 def simple_definitions(conflict: Conflict) -> list[cst.SimpleStatementLine]:

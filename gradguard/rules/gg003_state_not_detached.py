@@ -41,6 +41,11 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
     if conflict.entry_statement is None:
         return [], None
     shape = carrier_shape(facts, conflict)
+    accumulated = carrier.augmented or (conflict.loop is not None and codemods.accumulated_in(conflict.loop, name))
+    if shape == "tensor" and accumulated and codemods.assigned_shape(facts, name, conflict) is None:
+        # An accumulator (`acc += x`) whose start value the syntax does not show: it may still be the
+        # Python number it started as when the state is carried in (`acc = 0` before the loop).
+        shape = "number"
     holder = codemods.holder_expression(name)
     detached = codemods.detached_as(facts, holder, shape) if holder is not None else None
     if detached is None:
