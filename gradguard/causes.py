@@ -280,3 +280,33 @@ def varies_per_iteration(tests: Iterable[str], bound_in_loop: Collection[str]) -
             if isinstance(node, ast.Call) or (isinstance(node, ast.Name) and node.id in bound_in_loop):
                 return True
     return False
+
+
+def detach_code(code: str, shape: str, items: str = "tensor") -> str | None:
+    """`code` detached as what it holds, the same text in a lint fix and a monitor's report: a tensor
+    (`code` already parenthesised where needed), each element of a tuple, list or dict (each of an
+    element's tensors when the elements are (h, c) tuples: `items="tuple"`), a number left as it is
+    when it may still be one; None for what has no `.detach()` (a distribution is rebuilt)."""
+    taken = set(re.findall(r"[A-Za-z_]\w*", code))
+
+    def name(*choices: str) -> str:
+        return next((c for c in choices if c not in taken), choices[-1] + "_")
+
+    def one(element: str) -> str:
+        inner = name("x", "y", "z")
+        return f"tuple({inner}.detach() for {inner} in {element})" if items == "tuple" else f"{element}.detach()"
+
+    if shape == "tuple":
+        element = name("h", "t", "s")
+        return f"tuple({one(element)} for {element} in {code})"
+    if shape == "list":
+        element = name("t", "s", "h")
+        return f"[{one(element)} for {element} in {code}]"
+    if shape == "dict":
+        key, element = name("k", "key"), name("v", "value")
+        return f"{{{key}: {one(element)} for {key}, {element} in {code}.items()}}"
+    if shape == "number":
+        return f"({code}.detach() if hasattr({code}, 'detach') else {code})"
+    if shape == "distribution":
+        return None
+    return f"{code}.detach()"

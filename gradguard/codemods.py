@@ -169,6 +169,16 @@ def reads_name(statement: cst.CSTNode, name: str) -> bool:
     return name in _names_in(statement)
 
 
+def first_reading(facts: FileFacts, statement: cst.CSTNode, name: str) -> cst.CSTNode:
+    """The first statement of `statement`'s block, up to it, that reads `name` (else `statement`)."""
+    for earlier in getattr(facts.parent(statement), "body", ()):
+        if earlier is statement:
+            break
+        if reads_name(earlier, name):
+            return earlier
+    return statement
+
+
 def definition_chain(facts: FileFacts, statement: cst.CSTNode) -> list[cst.CSTNode]:
     """A simple assignment with the assignments of the same block just before it whose names it
     needs (`logits = model(x)` before `loss = criterion(logits, y)`): what computing it again takes."""
@@ -362,21 +372,51 @@ def _self_update(value: cst.BaseExpression, name: str) -> bool:
     return isinstance(value, cst.BinaryOperation) and _dotted(value.left) == name
 
 
-def detached_as(facts: FileFacts, expr: cst.BaseExpression, shape: str) -> str | None:
-    """`expr` detached as what it holds: a tensor, each element of a tuple, list or dict, a number
-    left as it is when it may still be one; None for what cannot be detached (a distribution)."""
-    code = facts.code(expr)
-    if shape == "tuple":
-        return f"tuple(h.detach() for h in {code})"
-    if shape == "list":
-        return f"[t.detach() for t in {code}]"
-    if shape == "dict":
-        return f"{{k: v.detach() for k, v in {code}.items()}}"
-    if shape == "number":
-        return f"({code}.detach() if hasattr({code}, 'detach') else {code})"
-    if shape == "distribution":
-        return None
-    return detached(facts, expr)
+def detached_as(facts: FileFacts, expr: cst.BaseExpression, shape: str, items: str = "tensor") -> str | None:
+    """`expr` detached as what it holds (`causes.detach_code`, the text the monitor words too): a
+    tensor, each element of a tuple, list or dict, a number left as it is when it may still be one;
+    None for what cannot be detached (a distribution)."""
+    from gradguard.causes import detach_code
+
+    if shape == "tensor":
+        return detached(facts, expr)
+    return detach_code(facts.code(expr), shape, items)
+
+
+def item_shape(facts: FileFacts, name: str, near: cst.CSTNode | None) -> str | None:
+    """What every item of a container holds, from the displays assigned to it (`[(h0, c0) for _ in
+    range(n)]`, `{"h": torch.zeros(2, 4)}`): "tensor", "tuple" (of tensors), or None when the syntax
+    does not show it for all of them."""
+    shapes: set[str | None] = set()
+    for value in assignments_of(facts, name, near):
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+            shapes.add(_element_shape(value.elt))
+        elif isinstance(value, cst.DictComp):
+            shapes.add(_element_shape(value.value))
+        elif isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+            shapes.update(_element_shape(e.value) for e in value.elements)
+        elif isinstance(value, cst.Dict) and value.elements:
+            shapes.update(_element_shape(e.value) if isinstance(e, cst.DictElement) else None for e in value.elements)
+        else:
+            return None
+    return shapes.pop() if len(shapes) == 1 else None
+
+
+def _element_shape(value: cst.BaseExpression) -> str | None:
+    if isinstance(value, cst.Tuple) and value.elements:
+        return "tuple" if all(_element_shape(e.value) == "tensor" for e in value.elements) else None
+    return "tensor" if _makes_tensor(value) else None
+
+
+def _makes_tensor(value: cst.BaseExpression) -> bool:
+    """A call of a torch function that hands back a new tensor (`torch.zeros(2, 4)`)."""
+    from gradguard.analysis.api import Returns, lookup
+
+    if not isinstance(value, cst.Call):
+        return False
+    name = _dotted(value.func)
+    fact = lookup(name) if name is not None else None
+    return fact is not None and fact.receiver is None and fact.returns in (Returns.FRESH, Returns.DERIVED)
 
 
 def holder_expression(text: str) -> cst.BaseExpression | None:

@@ -26,10 +26,17 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         return [], None
     name = carrier.holder.text
     if carrier.is_container and reassigned_state(conflict):
-        # Its elements may be tensors or tuples of them (one `(h, c)` per layer): which, the analysis
-        # does not say, and `[t.detach() for t in state]` would fail on tuples.
-        return [], ("Detach every tensor in `{carrier}` where it is carried into the next iteration "
-                    "(a recursive `repackage_hidden(h)` helper handles nested tuples and lists)")
+        # Its items may be tensors or tuples of them (one `(h, c)` per layer): only where the displays
+        # assigned to it show which is it detached item by item (`.detach()` on a tuple would fail).
+        items = codemods.item_shape(facts, name, conflict.failing.statement)
+        holder = codemods.holder_expression(name)
+        shape = "dict" if codemods.assigned_shape(facts, name, conflict) == "dict" else "list"
+        if items is None or holder is None or conflict.entry_statement is None:
+            return [], ("Detach every tensor in `{carrier}` where it is carried into the next iteration "
+                        "(a recursive `repackage_hidden(h)` helper handles nested tuples and lists)")
+        detached = codemods.detached_as(facts, holder, shape, items)
+        entry = codemods.first_reading(facts, conflict.entry_statement, name)
+        return [codemods.insert_before(facts, entry, [f"{name} = {detached}"])], None
     if carrier.is_container:
         if conflict.failing.statement is None:
             return [], None
@@ -52,4 +59,4 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         return [], None
     line = f"{name} = {detached}"
     lines = [f"if {name} is not None:", f"    {line}"] if carrier.maybe_none else [line]
-    return [codemods.insert_before(facts, conflict.entry_statement, lines)], None
+    return [codemods.insert_before(facts, codemods.first_reading(facts, conflict.entry_statement, name), lines)], None

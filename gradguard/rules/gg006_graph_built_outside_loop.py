@@ -105,15 +105,8 @@ def _into_loop_of_another_function(facts: FileFacts, conflict: Conflict, loop: c
 def _first_read(facts: FileFacts, conflict: Conflict) -> cst.CSTNode:
     """The first statement of the entry's block that reads the carrier: recomputed later, the
     reads above it would still get the stale value."""
-    entry = conflict.entry_statement
-    assert entry is not None and conflict.carrier is not None
-    block = facts.parent(entry)
-    for statement in getattr(block, "body", ()):
-        if statement is entry:
-            break
-        if codemods.reads_name(statement, conflict.carrier.holder.text):
-            return statement
-    return entry
+    assert conflict.entry_statement is not None and conflict.carrier is not None
+    return codemods.first_reading(facts, conflict.entry_statement, conflict.carrier.holder.text)
 
 
 _BY_HAND = "Compute `{carrier}` inside the loop, from values bound there"

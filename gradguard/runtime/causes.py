@@ -222,8 +222,12 @@ def fix_facts(
         facts["group"] = candidate.group
         if _holds_distribution(context, candidate):
             facts["shape"] = "distribution"
-        elif _holds_nested(context, candidate):
-            facts["container"] = "nested"
+        else:
+            items = _item_shape(context, candidate)
+            if items == "tuple":
+                facts["items"] = "tuple"  # one (h, c) per layer: each detached as a tuple
+            elif items == "nested":
+                facts["container"] = "nested"
     helpers = context.failure.classifier.project.detaches
     if helpers:
         # The project's own detaching helper ([tool.gradguard.api] detaches), as the code reaches it.
@@ -318,10 +322,15 @@ def _holds_distribution(context: Context, candidate: Candidate) -> bool:
     return isinstance(frame_local(frame, candidate.group), distribution)
 
 
-def _holds_nested(context: Context, candidate: Candidate) -> bool:
-    """Whether the carrier's variable is a list or tuple holding more than tensors (a per-layer
-    `(h, c)` list): detaching it element by element would call `.detach()` on a tuple."""
+def _item_shape(context: Context, candidate: Candidate) -> str | None:
+    """What the items of a list, tuple or dict carrier hold, when not all tensors: "tuple" (each a
+    tuple of tensors, a per-layer `(h, c)`) or "nested" (deeper); `.detach()` on them would fail."""
     frame = candidate.frame
     value = frame_local(frame, candidate.group) if frame is not None else None
     is_tensor = context.torch.is_tensor
-    return isinstance(value, (list, tuple)) and any(not is_tensor(item) for item in value)
+    items = list(value.values()) if isinstance(value, dict) else value
+    if not isinstance(items, (list, tuple)) or all(is_tensor(item) for item in items):
+        return None
+    if all(isinstance(item, tuple) and all(is_tensor(t) for t in item) for item in items):
+        return "tuple"
+    return "nested"
