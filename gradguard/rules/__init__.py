@@ -76,12 +76,14 @@ class FixPlan:
 
 @dataclass(frozen=True)
 class Decision:
-    """What the cause model decided for one finding: its rule, where, why and the kind of fix."""
+    """What the cause model decided for one finding: its rule, where, why, the kind of fix, and the
+    carrier as the finding names it (what the runtime monitor names too)."""
 
     code: str
     span: Span
     cause: model.Cause
     kind: model.FixKind
+    carrier: str = ""
 
 
 # The analysis's causes in the terms of the shared model (a list carried across iterations is COLLECTED).
@@ -139,7 +141,8 @@ class ConflictRule(Rule):
                     kind = self.decide(facts, conflict).kind
                 except KeyError:  # the evidence lies in another module
                     kind = model.fix_kind(model_cause(facts, conflict), model.Evidence())
-                yield Decision(self.code, facts.span(conflict.failing.node), model_cause(facts, conflict), kind)
+                yield Decision(self.code, facts.span(conflict.failing.node), model_cause(facts, conflict), kind,
+                               carrier_name(conflict))
 
     def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
         for conflict in facts.conflicts:
