@@ -678,3 +678,19 @@ def same_objects_in(facts: FileFacts, function: cst.FunctionDef, names: set[str]
             if not isinstance(passed, cst.Name) or passed.value != name or enclosing_function(facts, call) is not None:
                 return False
     return True
+
+
+def instances_of(facts: FileFacts, class_name: str) -> list[str]:
+    """The plain variables of the module that are assigned an instance of a class by its name
+    (`model = CharRNN(...)`), each once."""
+    found: list[str] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            name = _dotted(node.value.func) if isinstance(node.value, cst.Call) else None
+            if name is not None and name.rsplit(".", 1)[-1] == class_name and len(node.targets) == 1 \
+                    and isinstance(node.targets[0].target, cst.Name) and node.targets[0].target.value not in found:
+                found.append(node.targets[0].target.value)
+
+    facts.module.visit(Finder())
+    return found
