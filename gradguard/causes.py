@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -280,6 +280,17 @@ def varies_per_iteration(tests: Iterable[str], bound_in_loop: Collection[str]) -
             if isinstance(node, ast.Call) or (isinstance(node, ast.Name) and node.id in bound_in_loop):
                 return True
     return False
+
+
+def joint_carrier(carrier: str, targets: Sequence[str], read: Collection[str]) -> str:
+    """The carrier as the user names it, the same in lint and the monitor: with the other targets of
+    the tuple assignment that made it (`recon, mu, logvar = model(x)`) that the failing loss reads
+    too, in their order (`(mu, logvar)`: both outputs of one forward hold the shared graph); alone
+    when it is the only one."""
+    together = [target for target in targets if target in read]
+    if carrier not in together or len(together) < 2:
+        return carrier
+    return f"({', '.join(together)})"
 
 
 def detach_code(code: str, shape: str, items: str = "tensor") -> str | None:

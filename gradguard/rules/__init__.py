@@ -320,10 +320,18 @@ def condition_note(facts: FileFacts, conflict: Conflict) -> str | None:
 
 
 def carrier_name(conflict: Conflict) -> str:
-    """How a finding names the value that carried the stale graph."""
-    if conflict.carrier is not None:
-        return conflict.carrier.holder.text
-    return conflict.failing.root_text or "the loss"
+    """How a finding names the value that carried the stale graph: for two losses of one forward, with
+    the other outputs of the same call that the failing loss reads (`(mu, logvar)`)."""
+    carrier = conflict.carrier
+    if carrier is None:
+        return conflict.failing.root_text or "the loss"
+    name = carrier.holder.text
+    if conflict.cause is Cause.SHARED_FORWARD and len(carrier.assignments) == 1:
+        targets = codemods.target_names(carrier.assignments[0])
+        read = set().union(*(codemods.read_names(d) for d in conflict.root_definitions)) if conflict.root_definitions \
+            else set()
+        return model.joint_carrier(name, targets, read)
+    return name
 
 
 def freed_row(facts: FileFacts, conflict: Conflict) -> str:

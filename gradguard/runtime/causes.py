@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gradguard import causes as model
@@ -334,3 +334,33 @@ def _item_shape(context: Context, candidate: Candidate) -> str | None:
     if all(isinstance(item, tuple) and all(is_tensor(t) for t in item) for item in items):
         return "tuple"
     return "nested"
+
+
+def joint_carrier(context: Context, carrier: Carrier, failing: CallSite | None) -> Carrier:
+    """The carrier with the other targets of its tuple assignment that the failing loss reads
+    (`(mu, logvar)`), named by the rule lint's finding follows (`gradguard.causes.joint_carrier`)."""
+    if failing is None or not carrier.source:
+        return carrier
+    statement = _statement(carrier.source)
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 \
+            or not isinstance(statement.targets[0], (ast.Tuple, ast.List)):
+        return carrier
+    targets = [t.id for t in statement.targets[0].elts if isinstance(t, ast.Name)]
+    source = context.source(failing.filename)
+    call = src.backward_call(source, failing.line) if source is not None else None
+    receiver = src.backward_receiver(source, call) if source is not None and call is not None else None
+    if source is None or receiver is None:
+        return carrier
+    scope = source.function_at(failing.line)
+    loss = src.last_assignment(source, scope, receiver, failing.line)
+    read = src.names_in(loss.value) if loss is not None else set()
+    joint = model.joint_carrier(carrier.expression, targets, read)
+    return carrier if joint == carrier.expression else replace(carrier, expression=joint)
+
+
+def _statement(line: str) -> ast.AST | None:
+    try:
+        body = ast.parse(line.strip()).body
+    except SyntaxError:
+        return None
+    return body[0] if len(body) == 1 else None

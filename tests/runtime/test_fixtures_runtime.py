@@ -160,8 +160,6 @@ def test_lint_and_runtime_name_the_same_rule_and_fix_kind(runs: dict[Any, Any], 
 # Where lint and the monitor name different values for one stale graph; strict xfails, each to go when
 # both name what the user would (`(mu, logvar)`, the tensor the freed graph hangs on).
 CARRIER_OPEN = {
-    "gg002_vae_separate_terms.py": "both outputs of the encoder carry the shared graph: lint names `logvar`, "
-                                   "the monitor `mu`; the user would name `(mu, logvar)`",
     "gg007_wgan_gp.py": "lint names the split `s_real` the loss reads, the monitor the `scores` the gradient "
                         "penalty's grad freed",
 }
