@@ -388,7 +388,11 @@ def item_shape(facts: FileFacts, name: str, near: cst.CSTNode | None) -> str | N
     range(n)]`, `{"h": torch.zeros(2, 4)}`): "tensor", "tuple" (of tensors), or None when the syntax
     does not show it for all of them."""
     shapes: set[str | None] = set()
+    keys: set[str] = set()
     for value in assignments_of(facts, name, near):
+        if isinstance(value, cst.Dict):
+            keys.update(e.key.evaluated_value for e in value.elements  # type: ignore[union-attr]
+                        if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString))
         if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
             shapes.add(_element_shape(value.elt))
         elif isinstance(value, cst.DictComp):
@@ -398,6 +402,12 @@ def item_shape(facts: FileFacts, name: str, near: cst.CSTNode | None) -> str | N
         elif isinstance(value, cst.Dict) and value.elements:
             shapes.update(_element_shape(e.value) if isinstance(e, cst.DictElement) else None for e in value.elements)
         else:
+            return None
+    for entry in entries_rebound_in(_scope_of(facts, name, near), name):
+        # An entry stored under another key than the display's may hold anything (`state["n"] = 0`).
+        index = entry.slice[0].slice if len(entry.slice) == 1 else None
+        key = index.value if isinstance(index, cst.Index) else None
+        if keys and not (isinstance(key, cst.SimpleString) and key.evaluated_value in keys):
             return None
     return shapes.pop() if len(shapes) == 1 else None
 
