@@ -326,12 +326,31 @@ def carrier_name(conflict: Conflict) -> str:
     if carrier is None:
         return conflict.failing.root_text or "the loss"
     name = carrier.holder.text
+    viewed = _viewed(carrier.assignments)
+    if viewed is not None:
+        return viewed
     if conflict.cause is Cause.SHARED_FORWARD and len(carrier.assignments) == 1:
         targets = codemods.target_names(carrier.assignments[0])
         read = set().union(*(codemods.read_names(d) for d in conflict.root_definitions)) if conflict.root_definitions \
             else set()
         return model.joint_carrier(name, targets, read)
     return name
+
+
+def _viewed(assignments: tuple[cst.CSTNode, ...]) -> str | None:
+    """`scores` for a carrier unpacked from views of it (`s_real, s_fake = scores.split(b)`): the
+    graph hangs on the tensor they view, which is what the monitor finds and what the user holds."""
+    if len(assignments) != 1 or len(codemods.target_names(assignments[0])) < 2:
+        return None
+    statement = assignments[0]
+    value = statement.body[0].value if isinstance(statement, cst.SimpleStatementLine) \
+        and isinstance(statement.body[0], cst.Assign) else None
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return None
+    method = api.method(value.func.attr.value, Receiver.TENSOR)
+    if method is None or method.returns is not Returns.VIEW:
+        return None
+    return dotted(value.func.value)
 
 
 def freed_row(facts: FileFacts, conflict: Conflict) -> str:

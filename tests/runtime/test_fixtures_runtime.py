@@ -157,12 +157,9 @@ def test_lint_and_runtime_name_the_same_rule_and_fix_kind(runs: dict[Any, Any], 
     assert (report["rule"], report["fix"]["kind"]) in lint, (report["rule"], report["fix"]["kind"], lint)
 
 
-# Where lint and the monitor name different values for one stale graph; strict xfails, each to go when
-# both name what the user would (`(mu, logvar)`, the tensor the freed graph hangs on).
-CARRIER_OPEN = {
-    "gg007_wgan_gp.py": "lint names the split `s_real` the loss reads, the monitor the `scores` the gradient "
-                        "penalty's grad freed",
-}
+# Where lint and the monitor name different values for one stale graph: strict xfails, each to go when
+# both name what the user would (`(mu, logvar)`, the `scores` that split views hang on). None today.
+CARRIER_OPEN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=CARRIER_OPEN[n])]
