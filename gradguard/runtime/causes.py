@@ -225,7 +225,7 @@ def fix_facts(
         else:
             items = _item_shape(context, candidate)
             if items == "tuple":
-                facts["items"] = "tuple"  # one (h, c) per layer: each detached as a tuple
+                facts["item_shape"] = "tuple"  # one (h, c) per layer: each detached as a tuple
             elif items == "nested":
                 facts["container"] = "nested"
     helpers = context.failure.classifier.project.detaches

@@ -234,7 +234,7 @@ def _detach(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
     else:
         where = f"at the start of each iteration, before `{expression}` is used again"
     return _detach_code(expression, facts.get("container"), facts.get("detach_helper"),
-                        facts.get("items") or "tensor"), where
+                        facts.get("item_shape") or "tensor"), where
 
 
 def _retain(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
