@@ -9,8 +9,9 @@ drift apart. Torch-free and libcst-free: plain data and text predicates.
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -59,7 +60,7 @@ class Evidence:
     same_call: bool = False  # the failing call is the freeing call, one iteration later
     stepped_between: bool = False  # an optimizer stepped between the two calls
     grads_read_between: bool = False  # `.grad` read, copied or clipped between the two calls
-    periodic: bool = False  # the failing backward runs under an `if` inside its loop
+    periodic: bool = False  # the failing backward runs under an `if` of its loop that changes per iteration
     outside_loop: bool = False  # the failing root was computed outside the loop or closure calling it
     grad_feeds_loss: bool = False  # what torch.autograd.grad returned is part of the later loss
     intended_second_pass: bool = False  # the program means to backward the same graph twice
@@ -263,3 +264,60 @@ def reads_grads(lines: Iterable[str]) -> bool:
 def steps_optimizer(lines: Iterable[str]) -> bool:
     """Whether code calls an optimizer's (or scaler's) `step`."""
     return any(_STEP.search(line) for line in _code(lines))
+
+
+def varies_per_iteration(tests: Iterable[str], bound_in_loop: Collection[str]) -> bool:
+    """Whether one of the conditions around a call (their source text, from the call out to its loop)
+    can change from one iteration to the next: it reads a name the loop binds (`(step + 1) % k`, a
+    `done` flag set in the body) or calls something (`random.random() < p`). A flag set once before
+    the loop (`if LOG:`) does not: the call then runs every iteration or never, not periodically."""
+    for test in tests:
+        try:
+            tree = ast.parse(test.strip(), mode="eval")
+        except SyntaxError:
+            return True
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) or (isinstance(node, ast.Name) and node.id in bound_in_loop):
+                return True
+    return False
+
+
+def joint_carrier(carrier: str, targets: Sequence[str], read: Collection[str]) -> str:
+    """The carrier as the user names it, the same in lint and the monitor: with the other targets of
+    the tuple assignment that made it (`recon, mu, logvar = model(x)`) that the failing loss reads
+    too, in their order (`(mu, logvar)`: both outputs of one forward hold the shared graph); alone
+    when it is the only one."""
+    together = [target for target in targets if target in read]
+    if carrier not in together or len(together) < 2:
+        return carrier
+    return f"({', '.join(together)})"
+
+
+def detach_code(code: str, shape: str, items: str = "tensor") -> str | None:
+    """`code` detached as what it holds, the same text in a lint fix and a monitor's report: a tensor
+    (`code` already parenthesised where needed), each element of a tuple, list or dict (each of an
+    element's tensors when the elements are (h, c) tuples: `items="tuple"`), a number left as it is
+    when it may still be one; None for what has no `.detach()` (a distribution is rebuilt)."""
+    taken = set(re.findall(r"[A-Za-z_]\w*", code))
+
+    def name(*choices: str) -> str:
+        return next((c for c in choices if c not in taken), choices[-1] + "_")
+
+    def one(element: str) -> str:
+        inner = name("x", "y", "z")
+        return f"tuple({inner}.detach() for {inner} in {element})" if items == "tuple" else f"{element}.detach()"
+
+    if shape == "tuple":
+        element = name("h", "t", "s")
+        return f"tuple({one(element)} for {element} in {code})"
+    if shape == "list":
+        element = name("t", "s", "h")
+        return f"[{one(element)} for {element} in {code}]"
+    if shape == "dict":
+        key, element = name("k", "key"), name("v", "value")
+        return f"{{{key}: {one(element)} for {key}, {element} in {code}.items()}}"
+    if shape == "number":
+        return f"({code}.detach() if hasattr({code}, 'detach') else {code})"
+    if shape == "distribution":
+        return None
+    return f"{code}.detach()"

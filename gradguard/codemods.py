@@ -169,6 +169,16 @@ def reads_name(statement: cst.CSTNode, name: str) -> bool:
     return name in _names_in(statement)
 
 
+def first_reading(facts: FileFacts, statement: cst.CSTNode, name: str) -> cst.CSTNode:
+    """The first statement of `statement`'s block, up to it, that reads `name` (else `statement`)."""
+    for earlier in getattr(facts.parent(statement), "body", ()):
+        if earlier is statement:
+            break
+        if reads_name(earlier, name):
+            return earlier
+    return statement
+
+
 def definition_chain(facts: FileFacts, statement: cst.CSTNode) -> list[cst.CSTNode]:
     """A simple assignment with the assignments of the same block just before it whose names it
     needs (`logits = model(x)` before `loss = criterion(logits, y)`): what computing it again takes."""
@@ -345,25 +355,78 @@ def assigned_shape(facts: FileFacts, name: str, conflict: object) -> str | None:
     return None
 
 
+def accumulated_in(node: cst.CSTNode, name: str) -> bool:
+    """Whether code adds to what a variable or attribute holds (`name += x`)."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_AugAssign(self, small: cst.AugAssign) -> None:
+            nonlocal found
+            found = found or (isinstance(small.operator, cst.AddAssign) and _dotted(small.target) == name)
+
+    node.visit(Finder())
+    return found
+
+
 def _self_update(value: cst.BaseExpression, name: str) -> bool:
     return isinstance(value, cst.BinaryOperation) and _dotted(value.left) == name
 
 
-def detached_as(facts: FileFacts, expr: cst.BaseExpression, shape: str) -> str | None:
-    """`expr` detached as what it holds: a tensor, each element of a tuple, list or dict, a number
-    left as it is when it may still be one; None for what cannot be detached (a distribution)."""
-    code = facts.code(expr)
-    if shape == "tuple":
-        return f"tuple(h.detach() for h in {code})"
-    if shape == "list":
-        return f"[t.detach() for t in {code}]"
-    if shape == "dict":
-        return f"{{k: v.detach() for k, v in {code}.items()}}"
-    if shape == "number":
-        return f"({code}.detach() if hasattr({code}, 'detach') else {code})"
-    if shape == "distribution":
-        return None
-    return detached(facts, expr)
+def detached_as(facts: FileFacts, expr: cst.BaseExpression, shape: str, items: str = "tensor") -> str | None:
+    """`expr` detached as what it holds (`causes.detach_code`, the text the monitor words too): a
+    tensor, each element of a tuple, list or dict, a number left as it is when it may still be one;
+    None for what cannot be detached (a distribution)."""
+    from gradguard.causes import detach_code
+
+    if shape == "tensor":
+        return detached(facts, expr)
+    return detach_code(facts.code(expr), shape, items)
+
+
+def item_shape(facts: FileFacts, name: str, near: cst.CSTNode | None) -> str | None:
+    """What every item of a container holds, from the displays assigned to it (`[(h0, c0) for _ in
+    range(n)]`, `{"h": torch.zeros(2, 4)}`): "tensor", "tuple" (of tensors), or None when the syntax
+    does not show it for all of them."""
+    shapes: set[str | None] = set()
+    keys: set[str] = set()
+    for value in assignments_of(facts, name, near):
+        if isinstance(value, cst.Dict):
+            keys.update(e.key.evaluated_value for e in value.elements  # type: ignore[union-attr]
+                        if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString))
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+            shapes.add(_element_shape(value.elt))
+        elif isinstance(value, cst.DictComp):
+            shapes.add(_element_shape(value.value))
+        elif isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+            shapes.update(_element_shape(e.value) for e in value.elements)
+        elif isinstance(value, cst.Dict) and value.elements:
+            shapes.update(_element_shape(e.value) if isinstance(e, cst.DictElement) else None for e in value.elements)
+        else:
+            return None
+    for entry in entries_rebound_in(_scope_of(facts, name, near), name):
+        # An entry stored under another key than the display's may hold anything (`state["n"] = 0`).
+        index = entry.slice[0].slice if len(entry.slice) == 1 else None
+        key = index.value if isinstance(index, cst.Index) else None
+        if keys and not (isinstance(key, cst.SimpleString) and key.evaluated_value in keys):
+            return None
+    return shapes.pop() if len(shapes) == 1 else None
+
+
+def _element_shape(value: cst.BaseExpression) -> str | None:
+    if isinstance(value, cst.Tuple) and value.elements:
+        return "tuple" if all(_element_shape(e.value) == "tensor" for e in value.elements) else None
+    return "tensor" if _makes_tensor(value) else None
+
+
+def _makes_tensor(value: cst.BaseExpression) -> bool:
+    """A call of a torch function that hands back a new tensor (`torch.zeros(2, 4)`)."""
+    from gradguard.analysis.api import Returns, lookup
+
+    if not isinstance(value, cst.Call):
+        return False
+    name = _dotted(value.func)
+    fact = lookup(name) if name is not None else None
+    return fact is not None and fact.receiver is None and fact.returns in (Returns.FRESH, Returns.DERIVED)
 
 
 def holder_expression(text: str) -> cst.BaseExpression | None:
@@ -436,6 +499,11 @@ def read_names(statement: cst.CSTNode) -> set[str]:
 
 def rebound_in(loop: cst.CSTNode, names: set[str]) -> bool:
     """Whether the loop (its target or its body) assigns any of `names`."""
+    return bool(bound_names(loop) & names)
+
+
+def bound_names(loop: cst.CSTNode) -> set[str]:
+    """The plain names a loop (its target or its body) binds."""
     bound: set[str] = set()
 
     class Binder(cst.CSTVisitor):
@@ -466,7 +534,30 @@ def rebound_in(loop: cst.CSTNode, names: set[str]) -> bool:
             return False
 
     loop.visit(Binder())
-    return bool(bound & names)
+    return bound
+
+
+def entries_rebound_in(node: cst.CSTNode, holder: str) -> list[cst.Subscript]:
+    """The entries of a container that code assigns (`holder[k] = ...`, `out, holder[k] = ...`,
+    `holder[k] += ...`)."""
+    found: list[cst.Subscript] = []
+
+    def collect(target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Subscript) and _dotted(target.value) == holder:
+            found.append(target)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                collect(element.value)
+
+    class Finder(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            collect(target.target)
+
+        def visit_AugAssign(self, small: cst.AugAssign) -> None:
+            collect(small.target)
+
+    node.visit(Finder())
+    return found
 
 
 def enclosing_function(facts: FileFacts, node: cst.CSTNode) -> cst.FunctionDef | None:
@@ -507,3 +598,109 @@ def renamed(statement: cst.CSTNode, old: str, new: str) -> cst.CSTNode:
             return updated.with_changes(attr=original.attr)  # `x.self` keeps its attribute name
 
     return statement.visit(Renamer())
+
+
+def module_origin(facts: FileFacts, definition: cst.CSTNode) -> cst.BaseExpression | None:
+    """What a single assignment computes, as an expression over module-level names: its own value
+    at module level; for `self.w = w` in a function, the value of the module-level variable that the
+    function's only call passes for parameter `w` (`Trainer(model, w)` after `w = ...`). None when
+    that takes more than one assignment or call."""
+    value = _single_value(definition)
+    if value is None:
+        return None
+    function = enclosing_function(facts, definition)
+    if function is None:
+        return value
+    if not isinstance(value, cst.Name) or value.value not in parameter_names(function):
+        return None
+    calls = calls_of(facts, function)
+    if len(calls) != 1 or enclosing_function(facts, calls[0]) is not None:
+        return None
+    passed = argument_for(calls[0], function, value.value)
+    if not isinstance(passed, cst.Name):
+        return None
+    found = [s for s in facts.module.body if isinstance(s, cst.SimpleStatementLine) and passed.value in assigned_names(s)]
+    return _single_value(found[0]) if len(found) == 1 else None
+
+
+def _single_value(statement: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            return small.value
+    return None
+
+
+def parameter_names(function: cst.FunctionDef) -> list[str]:
+    """A function's parameter names, in order (positional first)."""
+    params = function.params
+    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+    kwargs = [params.star_kwarg] if params.star_kwarg is not None else []
+    return [p.name.value for p in (*params.posonly_params, *params.params, *star, *params.kwonly_params, *kwargs)]
+
+
+def calls_of(facts: FileFacts, function: cst.FunctionDef) -> list[cst.Call]:
+    """The calls of a function by its name in the module: `train(...)` for a module-level function,
+    `Trainer(...)` for the `__init__` of a module-level class."""
+    owner = facts.parent(facts.parent(function))  # type: ignore[arg-type]
+    if isinstance(owner, cst.ClassDef) and function.name.value == "__init__" and facts.parent(owner) is facts.module:
+        name = owner.name.value
+    elif facts.parent(function) is facts.module:
+        name = function.name.value
+    else:
+        return []
+    found: list[cst.Call] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == name:
+                found.append(node)
+
+    facts.module.visit(Finder())
+    return found
+
+
+def argument_for(call: cst.Call, function: cst.FunctionDef, parameter: str) -> cst.BaseExpression | None:
+    """The expression a call passes for one parameter of the function (None when not plainly)."""
+    names = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    if names and names[0] == "self" and function.name.value == "__init__":
+        names = names[1:]
+    if any(arg.star for arg in call.args):
+        return None
+    for index, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == parameter:
+            return arg.value
+        if arg.keyword is None and index < len(names) and names[index] == parameter:
+            return arg.value
+    return None
+
+
+def same_objects_in(facts: FileFacts, function: cst.FunctionDef, names: set[str]) -> bool:
+    """Whether module-level names mean the same objects inside a function: none is a local there,
+    or a parameter that every call of the function passes the same-named variable."""
+    local = bound_names(function.body) | set(parameter_names(function))
+    calls = calls_of(facts, function) if names & local else []
+    for name in names & local:
+        if name not in parameter_names(function) or name in bound_names(function.body) or not calls:
+            return False
+        for call in calls:
+            passed = argument_for(call, function, name)
+            if not isinstance(passed, cst.Name) or passed.value != name or enclosing_function(facts, call) is not None:
+                return False
+    return True
+
+
+def instances_of(facts: FileFacts, class_name: str) -> list[str]:
+    """The plain variables of the module that are assigned an instance of a class by its name
+    (`model = CharRNN(...)`), each once."""
+    found: list[str] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            name = _dotted(node.value.func) if isinstance(node.value, cst.Call) else None
+            if name is not None and name.rsplit(".", 1)[-1] == class_name and len(node.targets) == 1 \
+                    and isinstance(node.targets[0].target, cst.Name) and node.targets[0].target.value not in found:
+                found.append(node.targets[0].target.value)
+
+    facts.module.visit(Finder())
+    return found

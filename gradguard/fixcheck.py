@@ -30,6 +30,7 @@ from libcst.metadata.scope_provider import (
     Scope,
 )
 
+from gradguard.analysis import Analysis
 from gradguard.model import Diagnostic, Edit, Severity
 
 # True inside the analysis of a fix's result, whose own fixes need no checking.
@@ -51,20 +52,46 @@ def unchecked() -> Iterator[None]:
         _CHECKING.reset(token)
 
 
+def plain_findings(source: str, path: str | None = None) -> tuple[Diagnostic, ...]:
+    """Every rule's findings for a text, their fixes unchecked (raises `ParseFailure`). With the
+    file's `path`, the project modules it imports are read as in the analysis being checked."""
+    return plain_analysis(source, path).diagnostics
+
+
 @lru_cache(maxsize=32)
-def plain_findings(source: str) -> tuple[Diagnostic, ...]:
-    """Every rule's findings for a text, their fixes unchecked (raises `ParseFailure`)."""
-    from gradguard.analysis import analyze
+def plain_analysis(source: str, path: str | None = None) -> Analysis:
+    """`plain_findings` with what the analysis depends on and left incomplete (cached: the check of
+    a fix analyses the fixed text, which the next round of `--fix` analyses again)."""
+    from gradguard.analysis import analyze_file
 
     with unchecked():
-        return analyze(source)
+        return analyze_file(source, path=path)
+
+
+@contextmanager
+def fix_session() -> Iterator[None]:
+    """Within it (one `--fix` of one file), an analysis of a text a fix check already analysed takes
+    that analysis and only checks its fixes; outside, every analysis reads the project afresh."""
+    token = _SESSION.set(True)
+    try:
+        yield
+    finally:
+        _SESSION.reset(token)
+
+
+def in_fix_session() -> bool:
+    """Whether analyses may reuse those of the fix checks (see `fix_session`)."""
+    return _SESSION.get()
+
+
+_SESSION: ContextVar[bool] = ContextVar("gradguard_fix_session", default=False)
 
 
 # Each check is one re-analysis of the file; past this many in one file, fixes are withheld.
 MAX_REANALYSES = 8
 
 
-def checked(source: str, diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+def checked(source: str, diagnostics: Iterable[Diagnostic], path: str | None = None) -> tuple[Diagnostic, ...]:
     """The findings of one analysis of `source`, each fix either offered (it passed the checks) or
     withheld with the reason in words.
 
@@ -80,30 +107,30 @@ def checked(source: str, diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic,
     budget = [MAX_REANALYSES]
     broken = set(scope_problems(source))
     reasons: dict[int, str] = {}
-    _check_group(source, found, fixable, broken, budget, reasons)
+    _check_group(source, found, fixable, broken, budget, reasons, path)
     return tuple(by_hand(d, reasons[i]) if i in reasons else d for i, d in enumerate(found))
 
 
 def _check_group(source: str, found: list[Diagnostic], group: list[int], broken: set[str],
-                 budget: list[int], reasons: dict[int, str]) -> None:
+                 budget: list[int], reasons: dict[int, str], path: str | None) -> None:
     if budget[0] <= 0:
         for index in group:
             reasons[index] = f"only {MAX_REANALYSES} checks of a file's fixes are made (run --fix again)"
         return
     budget[0] -= 1
-    reason = _group_problem(source, [found[index] for index in group], found, broken)
+    reason = _group_problem(source, [found[index] for index in group], found, broken, path)
     if reason is None:
         return
     if len(group) == 1:
         reasons[group[0]] = reason
         return
     middle = len(group) // 2
-    _check_group(source, found, group[:middle], broken, budget, reasons)
-    _check_group(source, found, group[middle:], broken, budget, reasons)
+    _check_group(source, found, group[:middle], broken, budget, reasons, path)
+    _check_group(source, found, group[middle:], broken, budget, reasons, path)
 
 
 def _group_problem(source: str, group: list[Diagnostic], before: list[Diagnostic],
-                   broken: set[str]) -> str | None:
+                   broken: set[str], path: str | None = None) -> str | None:
     from gradguard.fixes import fix_text_round
     from gradguard.parse import ParseFailure
 
@@ -112,7 +139,7 @@ def _group_problem(source: str, group: list[Diagnostic], before: list[Diagnostic
     if applied < len(fixes) or fixed == source:
         return "its edits could not be applied" if len(fixes) == 1 else "the edits overlap"
     try:
-        after = plain_findings(fixed)
+        after = plain_findings(fixed, path)
     except (cst.ParserSyntaxError, ParseFailure) as exc:
         return f"the fixed code does not parse ({getattr(exc, 'message', exc)})"
     except Exception as exc:  # noqa: BLE001 - a fix the analysis cannot check is not offered

@@ -220,8 +220,11 @@ def fix_prepared(
     and a note when a round produced code that no longer parses (that round is undone). `fixed_codes`,
     when given, receives the code of each finding that is gone after the fixes.
     """
+    from gradguard.fixcheck import fix_session
+
     initial = program_diagnostics(prepared, selection)
-    fixed, remaining, total, note = _fix_rounds(prepared, initial, selection, unsafe)
+    with fix_session():
+        fixed, remaining, total, note = _fix_rounds(prepared, initial, selection, unsafe)
     if fixed_codes is not None and total:
         gone = Counter(d.code for d in initial) - Counter(d.code for d in remaining)
         fixed_codes.extend(sorted(gone.elements()))

@@ -184,7 +184,8 @@ class Expectation:
     error: str
     """`double-backward`, `inplace-modified` or `none`."""
     carrier: str | None
-    """The expression that brought the stale graph into the failing call; None for `-` or absent."""
+    """The expression that brought the stale graph into the failing call; None for `-` or absent.
+    A header holds no spaces: `carrier=(mu,logvar)` reads as `(mu, logvar)`."""
     fix: str | None
     """The fix kind (`detach`, `sum_losses`, ...); None when the header has none (clean/fixed)."""
     markers: tuple[tuple[Row, str], ...] = ()
@@ -248,7 +249,7 @@ def expectation_from_source(source: str, *, notebook: NotebookScript | None = No
             freed_by.append(where)
     return Expectation(
         error=header["error"],
-        carrier=None if carrier in (None, "-") else carrier,
+        carrier=None if carrier in (None, "-") else carrier.replace(",", ", "),
         fix=header.get("fix"),
         markers=tuple(markers),
         freed_by=tuple(freed_by),

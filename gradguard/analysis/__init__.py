@@ -81,6 +81,10 @@ def analyze_file(source: str, describe_row: Callable[[int], str] | None = None,
     from gradguard import fixcheck
     from gradguard.rules import all_rules
 
+    if describe_row is None and not fixcheck.checking() and fixcheck.in_fix_session():
+        # The text a fix check just analysed (the next round of --fix): only its fixes are new work.
+        plain = fixcheck.plain_analysis(source, path)
+        return Analysis(fixcheck.checked(source, plain.diagnostics, path), plain.dependencies, plain.incomplete)
     facts = facts_for(source, describe_row, path)
     if facts is None:
         return Analysis(())
@@ -91,5 +95,5 @@ def analyze_file(source: str, describe_row: Callable[[int], str] | None = None,
             found.setdefault(key, diagnostic)
     diagnostics = tuple(sorted(found.values(), key=lambda d: (d.span.start, d.code)))
     if not fixcheck.checking():
-        diagnostics = fixcheck.checked(source, diagnostics)
+        diagnostics = fixcheck.checked(source, diagnostics, path)
     return Analysis(diagnostics, facts.dependencies, facts.incomplete)

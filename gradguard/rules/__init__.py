@@ -79,12 +79,14 @@ class FixPlan:
 
 @dataclass(frozen=True)
 class Decision:
-    """What the cause model decided for one finding: its rule, where, why and the kind of fix."""
+    """What the cause model decided for one finding: its rule, where, why, the kind of fix, and the
+    carrier as the finding names it (what the runtime monitor names too)."""
 
     code: str
     span: Span
     cause: model.Cause
     kind: model.FixKind
+    carrier: str = ""
 
 
 # The analysis's causes in the terms of the shared model (a list carried across iterations is COLLECTED).
@@ -115,7 +117,11 @@ def reassigned_state(conflict: Conflict) -> bool:
     """A container the loop assigns anew each iteration (`out, state = model(x, state)`): a recurrent
     state made of several tensors, not a collection that only grows."""
     carrier, loop = conflict.carrier, conflict.loop
-    return carrier is not None and loop is not None and codemods.rebound_in(loop, {carrier.holder.text})
+    if carrier is None or loop is None:
+        return False
+    # A state of several tensors kept in one dict or list whose entries the loop rebinds
+    # (`state["h"] = cell(x, state["h"])`) is state too: emptying it would lose it.
+    return codemods.rebound_in(loop, {carrier.holder.text}) or bool(codemods.entries_rebound_in(loop, carrier.holder.text))
 
 
 class ConflictRule(Rule):
@@ -138,7 +144,8 @@ class ConflictRule(Rule):
                     kind = self.decide(facts, conflict).kind
                 except KeyError:  # the evidence lies in another module
                     kind = model.fix_kind(model_cause(facts, conflict), model.Evidence())
-                yield Decision(self.code, facts.span(conflict.failing.node), model_cause(facts, conflict), kind)
+                yield Decision(self.code, facts.span(conflict.failing.node), model_cause(facts, conflict), kind,
+                               carrier_name(conflict))
 
     def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
         for conflict in facts.conflicts:
@@ -189,7 +196,7 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         same_call=same_call,
         stepped_between=bool(conflict.stepped),
         grads_read_between=grads_read,
-        periodic=failing.statement is not None and conditional_in_loop(facts, failing.statement),
+        periodic=failing.statement is not None and periodic_in_loop(facts, failing.statement),
         outside_loop=same_call or closure is not None,
         grad_feeds_loss=grad_feeds_later_code(facts, conflict),
     )
@@ -199,11 +206,19 @@ def _reads_grads(line: str) -> bool:
     return model.reads_grads([line])
 
 
-def conditional_in_loop(facts: FileFacts, statement: cst.CSTNode) -> bool:
-    """Whether a statement sits under an `if` (or its `else`) that is directly in its block's owner."""
-    block = facts.parent(statement)
-    owner = facts.parent(block) if block is not None else None
-    return isinstance(owner, (cst.If, cst.Else))
+def periodic_in_loop(facts: FileFacts, statement: cst.CSTNode) -> bool:
+    """Whether a statement runs under conditions of its innermost loop that change from one iteration
+    to the next (`if (step + 1) % k == 0:`), as the cause model judges them from their text."""
+    tests: list[str] = []
+    current = facts.parent(statement)
+    while current is not None and not isinstance(current, (cst.For, cst.While, cst.FunctionDef)):
+        if isinstance(current, cst.If):
+            tests.append(facts.code(current.test))
+        current = facts.parent(current)
+    if not tests:
+        return False
+    bound = codemods.bound_names(current) if isinstance(current, (cst.For, cst.While)) else set()
+    return model.varies_per_iteration(tests, bound)
 
 
 def simple_definitions(conflict: Conflict) -> list[cst.SimpleStatementLine]:
@@ -319,10 +334,37 @@ def _condition_words(facts: FileFacts, conflict: Conflict) -> str | None:
 
 
 def carrier_name(conflict: Conflict) -> str:
-    """How a finding names the value that carried the stale graph."""
-    if conflict.carrier is not None:
-        return conflict.carrier.holder.text
-    return conflict.failing.root_text or "the loss"
+    """How a finding names the value that carried the stale graph: for two losses of one forward, with
+    the other outputs of the same call that the failing loss reads (`(mu, logvar)`)."""
+    carrier = conflict.carrier
+    if carrier is None:
+        return conflict.failing.root_text or "the loss"
+    name = carrier.holder.text
+    viewed = _viewed(carrier.assignments)
+    if viewed is not None:
+        return viewed
+    if conflict.cause is Cause.SHARED_FORWARD and len(carrier.assignments) == 1:
+        targets = codemods.target_names(carrier.assignments[0])
+        read = set().union(*(codemods.read_names(d) for d in conflict.root_definitions)) if conflict.root_definitions \
+            else set()
+        return model.joint_carrier(name, targets, read)
+    return name
+
+
+def _viewed(assignments: tuple[cst.CSTNode, ...]) -> str | None:
+    """`scores` for a carrier unpacked from views of it (`s_real, s_fake = scores.split(b)`): the
+    graph hangs on the tensor they view, which is what the monitor finds and what the user holds."""
+    if len(assignments) != 1 or len(codemods.target_names(assignments[0])) < 2:
+        return None
+    statement = assignments[0]
+    value = statement.body[0].value if isinstance(statement, cst.SimpleStatementLine) \
+        and isinstance(statement.body[0], cst.Assign) else None
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return None
+    method = api.method(value.func.attr.value, Receiver.TENSOR)
+    if method is None or method.returns is not Returns.VIEW:
+        return None
+    return dotted(value.func.value)
 
 
 def freed_row(facts: FileFacts, conflict: Conflict) -> str:

@@ -50,16 +50,63 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], Applicabilit
         return [], None
     if any(a.keyword is None or a.keyword.value != "retain_graph" for a in first_call.args):
         return [], None
+    removed = first
     if facts.parent(first) is not facts.parent(second):
-        return [], None
+        # Each under its own `if` with the same test (`if log: a.backward()` ... `if log: b.backward()`):
+        # both run or neither, so the sum goes under the second and the first `if` goes.
+        guards = _same_guards(facts, first, second)
+        if guards is None:
+            return [], None
+        removed = guards[0]
     first_root = first_call.func.value  # type: ignore[union-attr]
     second_root = second_call.func.value  # type: ignore[union-attr]
     summed = cst.parse_expression(f"({facts.code(first_root)} + {facts.code(second_root)})")
     new_call = second_call.with_changes(func=second_call.func.with_changes(value=summed))  # type: ignore[union-attr]
     block = facts.parent(first)
     adjacent = isinstance(block, cst.IndentedBlock) and _adjacent(block, first, second)
-    edits = [codemods.remove_statement(facts, first), codemods.replace_node(facts, second_call, new_call)]
+    edits = [codemods.remove_statement(facts, removed), codemods.replace_node(facts, second_call, new_call)]
     return edits, Applicability.SAFE if adjacent else Applicability.UNSAFE
+
+
+def _sole_guard(facts: FileFacts, statement: cst.CSTNode) -> cst.If | None:
+    """The `if` (without `else`) whose body is this statement alone."""
+    block = facts.parent(statement)
+    guard = facts.parent(block) if block is not None else None
+    if isinstance(guard, cst.If) and guard.orelse is None and isinstance(block, cst.IndentedBlock) \
+            and list(block.body) == [statement]:
+        return guard
+    return None
+
+
+def _same_guards(facts: FileFacts, first: cst.CSTNode, second: cst.CSTNode) -> tuple[cst.If, cst.If] | None:
+    """The `if`s around two statements when they have the same test, nothing between them rebinds
+    what it reads, and they stand in one block."""
+    first_guard, second_guard = _sole_guard(facts, first), _sole_guard(facts, second)
+    if first_guard is None or second_guard is None or facts.parent(first_guard) is not facts.parent(second_guard):
+        return None
+    if facts.code(first_guard.test) != facts.code(second_guard.test):
+        return None
+    block = facts.parent(first_guard)
+    body = list(getattr(block, "body", ()))
+    if first_guard not in body or second_guard not in body:
+        return None
+    between = body[body.index(first_guard) + 1:body.index(second_guard)]
+    read = codemods.read_names(first_guard.test)  # type: ignore[arg-type]
+    if any(codemods.rebound_in(statement, read) for statement in between) or _calls(first_guard.test):
+        return None
+    return first_guard, second_guard
+
+
+def _calls(expression: cst.CSTNode) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            found = True
+
+    expression.visit(Finder())
+    return found
 
 
 def _adjacent(block: cst.IndentedBlock, first: cst.CSTNode, second: cst.CSTNode) -> bool:

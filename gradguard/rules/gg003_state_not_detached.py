@@ -26,10 +26,17 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         return [], None
     name = carrier.holder.text
     if carrier.is_container and reassigned_state(conflict):
-        # Its elements may be tensors or tuples of them (one `(h, c)` per layer): which, the analysis
-        # does not say, and `[t.detach() for t in state]` would fail on tuples.
-        return [], ("Detach every tensor in `{carrier}` where it is carried into the next iteration "
-                    "(a recursive `repackage_hidden(h)` helper handles nested tuples and lists)")
+        # Its items may be tensors or tuples of them (one `(h, c)` per layer): only where the displays
+        # assigned to it show which is it detached item by item (`.detach()` on a tuple would fail).
+        items = codemods.item_shape(facts, name, conflict.failing.statement)
+        holder = codemods.holder_expression(name)
+        shape = "dict" if codemods.assigned_shape(facts, name, conflict) == "dict" else "list"
+        if items is None or holder is None or conflict.entry_statement is None:
+            return [], ("Detach every tensor in `{carrier}` where it is carried into the next iteration "
+                        "(a recursive `repackage_hidden(h)` helper handles nested tuples and lists)")
+        detached = codemods.detached_as(facts, holder, shape, items)
+        entry = codemods.first_reading(facts, conflict.entry_statement, name)
+        return [codemods.insert_before(facts, entry, [f"{name} = {detached}"])], None
     if carrier.is_container:
         if conflict.failing.statement is None:
             return [], None
@@ -40,11 +47,40 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         return [], "Rebuild `{carrier}` from fresh parameters in every iteration instead of carrying it"
     if conflict.entry_statement is None:
         return [], None
+    if not facts.is_local(conflict.entry_statement):
+        return _through_the_object(facts, conflict)
     shape = carrier_shape(facts, conflict)
+    accumulated = carrier.augmented or (conflict.loop is not None and codemods.accumulated_in(conflict.loop, name))
+    if shape == "tensor" and accumulated and codemods.assigned_shape(facts, name, conflict) is None:
+        # An accumulator (`acc += x`) whose start value the syntax does not show: it may still be the
+        # Python number it started as when the state is carried in (`acc = 0` before the loop).
+        shape = "number"
     holder = codemods.holder_expression(name)
     detached = codemods.detached_as(facts, holder, shape) if holder is not None else None
     if detached is None:
         return [], None
     line = f"{name} = {detached}"
     lines = [f"if {name} is not None:", f"    {line}"] if carrier.maybe_none else [line]
-    return [codemods.insert_before(facts, conflict.entry_statement, lines)], None
+    return [codemods.insert_before(facts, codemods.first_reading(facts, conflict.entry_statement, name), lines)], None
+
+
+def _through_the_object(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
+    """State on an object whose class is in another module (`self.h` of a model imported from
+    `lib`): detached from this file's loop, through the variable that holds the object, before the
+    first statement of the iteration that uses it (`model.h = model.h.detach()`), as the class's own
+    method would at its start. Nothing when no single variable of this file holds such an object."""
+    carrier, loop = conflict.carrier, conflict.loop
+    assert carrier is not None
+    holder = carrier.holder
+    if holder.kind != "attribute" or not holder.text.startswith("self.") or loop is None or not facts.is_local(loop):
+        return [], None
+    owners = codemods.instances_of(facts, holder.key[0].rsplit(":", 1)[-1].rsplit(".", 1)[-1])
+    used = [name for name in owners if codemods.reads_name(loop, name)]
+    first = codemods.first_statement(loop.body)  # type: ignore[attr-defined]
+    if len(used) != 1 or first is None:
+        return [], None
+    name = used[0] + holder.text[len("self"):]
+    entry = next((s for s in loop.body.body if codemods.reads_name(s, used[0])), first)  # type: ignore[attr-defined]
+    line = f"{name} = {name}.detach()"
+    lines = [f"if {name} is not None:", f"    {line}"] if carrier.maybe_none else [line]
+    return [codemods.insert_before(facts, entry, lines)], None

@@ -66,6 +66,10 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
             lines = codemods.statement_text(facts, definition, comments=True)
             return [codemods.remove_statement(facts, definition, comments=True),
                     codemods.insert_before(facts, first, lines)], None
+    if isinstance(loop, (cst.For, cst.While)):
+        moved = _into_loop_of_another_function(facts, conflict, loop, definition)
+        if moved is not None:
+            return moved
     if conflict.entry_statement is None:
         return [], None
     if isinstance(loop, (cst.For, cst.While)) and codemods.inside(facts, conflict.entry_statement, loop) \
@@ -96,18 +100,34 @@ def _unmask(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) -> tu
     return edits, "Detach `{carrier}` where it is built, and stop retaining the graph"
 
 
+def _into_loop_of_another_function(facts: FileFacts, conflict: Conflict, loop: cst.For | cst.While,
+                                   definition: cst.CSTNode) -> tuple[list[Edit], str | None] | None:
+    """A value computed outside the function whose loop uses it (passed in as an argument, or kept on
+    an object by its `__init__`): computed again at the start of each iteration of that loop, from the
+    module's own variables, where every name it reads is bound to the same object. None when the
+    loop is in the definition's own function, the loop does not read the value itself (a method it
+    calls does), or the value cannot be traced to one module-level assignment."""
+    function = codemods.enclosing_function(facts, loop)
+    assert conflict.carrier is not None
+    read_in_loop = any(facts.is_local(read.expr) and codemods.inside(facts, read.expr, loop)
+                       for read in conflict.carrier.reads)
+    if function is None or codemods.inside(facts, definition, function) or not read_in_loop:
+        return None
+    value = codemods.module_origin(facts, definition)
+    first = codemods.first_statement(loop.body)
+    if value is None or first is None:
+        return None
+    names = codemods.read_names(value)
+    if codemods.rebound_in(loop, names) or not codemods.same_objects_in(facts, function, names):
+        return [], _BY_HAND
+    return [codemods.insert_before(facts, first, [f"{conflict.carrier.holder.text} = {facts.code(value)}"])], None
+
+
 def _first_read(facts: FileFacts, conflict: Conflict) -> cst.CSTNode:
     """The first statement of the entry's block that reads the carrier: recomputed later, the
     reads above it would still get the stale value."""
-    entry = conflict.entry_statement
-    assert entry is not None and conflict.carrier is not None
-    block = facts.parent(entry)
-    for statement in getattr(block, "body", ()):
-        if statement is entry:
-            break
-        if codemods.reads_name(statement, conflict.carrier.holder.text):
-            return statement
-    return entry
+    assert conflict.entry_statement is not None and conflict.carrier is not None
+    return codemods.first_reading(facts, conflict.entry_statement, conflict.carrier.holder.text)
 
 
 _BY_HAND = "Compute `{carrier}` inside the loop, from values bound there"

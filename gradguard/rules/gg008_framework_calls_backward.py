@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from gradguard import causes as model
 from gradguard import codemods
-from gradguard.analysis.facts import CallKind, Cause, FileFacts
+from gradguard.analysis.facts import CallKind, Cause, Conflict, FileFacts
+from gradguard.analysis.values import CallInfo
 from gradguard.model import Diagnostic, Related
 from gradguard.rules import Decision, Rule
 
@@ -17,16 +18,16 @@ class FrameworkCallsBackward(Rule):
     code = "GG008"
 
     def decisions(self, facts: FileFacts) -> Iterator[Decision]:
+        roots = {facts.span(manual.node): manual.root_text for manual in map(_manual, facts.conflicts)
+                 if manual is not None}
         for diagnostic in self.check(facts):
             yield Decision(self.code, diagnostic.span, model.Cause.FRAMEWORK,
-                           model.fix_kind(model.Cause.FRAMEWORK, model.Evidence()))
+                           model.fix_kind(model.Cause.FRAMEWORK, model.Evidence()), roots.get(diagnostic.span, ""))
 
     def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
         for conflict in facts.conflicts:
-            if conflict.cause is not Cause.FRAMEWORK:
-                continue
-            manual = conflict.freed_by if conflict.failing.kind is CallKind.FRAMEWORK else conflict.failing
-            if manual.kind is CallKind.FRAMEWORK:
+            manual = _manual(conflict)
+            if manual is None:
                 continue
             edits = [codemods.remove_statement(facts, manual.statement)] if manual.statement is not None else []
             framework_call = conflict.failing if conflict.failing.kind is CallKind.FRAMEWORK else conflict.freed_by
@@ -35,3 +36,11 @@ class FrameworkCallsBackward(Rule):
                 if hasattr(framework_call.node, "name") else []
             yield self.report(facts, manual.node, related=related, edits=edits, root=manual.root_text,
                               function=framework_call.function.rsplit(".", 1)[-1], framework=framework)
+
+
+def _manual(conflict: Conflict) -> CallInfo | None:
+    """The user's own backward of a conflict with the framework's (None for other conflicts)."""
+    if conflict.cause is not Cause.FRAMEWORK:
+        return None
+    manual = conflict.freed_by if conflict.failing.kind is CallKind.FRAMEWORK else conflict.failing
+    return None if manual.kind is CallKind.FRAMEWORK else manual

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gradguard import causes as model
@@ -222,8 +222,12 @@ def fix_facts(
         facts["group"] = candidate.group
         if _holds_distribution(context, candidate):
             facts["shape"] = "distribution"
-        elif _holds_nested(context, candidate):
-            facts["container"] = "nested"
+        else:
+            items = _item_shape(context, candidate)
+            if items == "tuple":
+                facts["item_shape"] = "tuple"  # one (h, c) per layer: each detached as a tuple
+            elif items == "nested":
+                facts["container"] = "nested"
     helpers = context.failure.classifier.project.detaches
     if helpers:
         # The project's own detaching helper ([tool.gradguard.api] detaches), as the code reaches it.
@@ -260,7 +264,8 @@ def fix_facts(
             if found:
                 facts["accumulated_value"] = src.accumulated_value(source, found[0], candidate.group)
             if failing_site is not None and failing_site.filename == source.filename:
-                facts["periodic"] = src.inside_if_within_loop(source, scope, failing_site.line)
+                tests, bound = src.conditions_within_loop(source, scope, failing_site.line)
+                facts["periodic"] = bool(tests) and model.varies_per_iteration(tests, bound)
             if culprit is not None and culprit.site is not None:
                 start = min((a.line for a in src.assignments(scope, candidate.group)), default=0)
                 call = src.call_passing(source, scope, candidate.group, start, culprit.site.line)
@@ -317,10 +322,45 @@ def _holds_distribution(context: Context, candidate: Candidate) -> bool:
     return isinstance(frame_local(frame, candidate.group), distribution)
 
 
-def _holds_nested(context: Context, candidate: Candidate) -> bool:
-    """Whether the carrier's variable is a list or tuple holding more than tensors (a per-layer
-    `(h, c)` list): detaching it element by element would call `.detach()` on a tuple."""
+def _item_shape(context: Context, candidate: Candidate) -> str | None:
+    """What the items of a list, tuple or dict carrier hold, when not all tensors: "tuple" (each a
+    tuple of tensors, a per-layer `(h, c)`) or "nested" (deeper); `.detach()` on them would fail."""
     frame = candidate.frame
     value = frame_local(frame, candidate.group) if frame is not None else None
     is_tensor = context.torch.is_tensor
-    return isinstance(value, (list, tuple)) and any(not is_tensor(item) for item in value)
+    items = list(value.values()) if isinstance(value, dict) else value
+    if not isinstance(items, (list, tuple)) or all(is_tensor(item) for item in items):
+        return None
+    if all(isinstance(item, tuple) and all(is_tensor(t) for t in item) for item in items):
+        return "tuple"
+    return "nested"
+
+
+def joint_carrier(context: Context, carrier: Carrier, failing: CallSite | None) -> Carrier:
+    """The carrier with the other targets of its tuple assignment that the failing loss reads
+    (`(mu, logvar)`), named by the rule lint's finding follows (`gradguard.causes.joint_carrier`)."""
+    if failing is None or not carrier.source:
+        return carrier
+    statement = _statement(carrier.source)
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 \
+            or not isinstance(statement.targets[0], (ast.Tuple, ast.List)):
+        return carrier
+    targets = [t.id for t in statement.targets[0].elts if isinstance(t, ast.Name)]
+    source = context.source(failing.filename)
+    call = src.backward_call(source, failing.line) if source is not None else None
+    receiver = src.backward_receiver(source, call) if source is not None and call is not None else None
+    if source is None or receiver is None:
+        return carrier
+    scope = source.function_at(failing.line)
+    loss = src.last_assignment(source, scope, receiver, failing.line)
+    read = src.names_in(loss.value) if loss is not None else set()
+    joint = model.joint_carrier(carrier.expression, targets, read)
+    return carrier if joint == carrier.expression else replace(carrier, expression=joint)
+
+
+def _statement(line: str) -> ast.AST | None:
+    try:
+        body = ast.parse(line.strip()).body
+    except SyntaxError:
+        return None
+    return body[0] if len(body) == 1 else None

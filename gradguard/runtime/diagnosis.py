@@ -201,20 +201,15 @@ def evidence_from(facts: dict[str, Any]) -> causes.Evidence:
     )
 
 
-def _detach_code(expression: str, container: str | None, helper: str | None = None) -> str:
+def _detach_code(expression: str, container: str | None, helper: str | None = None, items: str = "tensor") -> str:
     if helper is not None and container != "dict":
         return f"{expression} = {helper}({expression})"
     if container == "nested":
         return ("def repackage_hidden(h):\n"
                 "    return h.detach() if isinstance(h, torch.Tensor) else type(h)(repackage_hidden(v) for v in h)\n"
                 f"{expression} = repackage_hidden({expression})")
-    if container == "tuple":
-        return f"{expression} = tuple(t.detach() for t in {expression})"
-    if container == "list":
-        return f"{expression} = [t.detach() for t in {expression}]"
-    if container == "dict":
-        return f"{expression} = {{k: v.detach() for k, v in {expression}.items()}}"
-    return f"{expression} = {expression}.detach()"
+    # The text lint's fix writes for the same shape.
+    return f"{expression} = {causes.detach_code(expression, container or 'tensor', items)}"
 
 
 def _replace_word(text: str, word: str, replacement: str) -> str:
@@ -238,7 +233,8 @@ def _detach(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
         where = f"at the top of {carrier.scope}.forward (or wherever the state is read), before `{expression}` is used"
     else:
         where = f"at the start of each iteration, before `{expression}` is used again"
-    return _detach_code(expression, facts.get("container"), facts.get("detach_helper")), where
+    return _detach_code(expression, facts.get("container"), facts.get("detach_helper"),
+                        facts.get("item_shape") or "tensor"), where
 
 
 def _retain(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:

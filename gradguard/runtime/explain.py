@@ -28,6 +28,7 @@ from gradguard.runtime.causes import Ranked
 from gradguard.runtime.context import Context, Failure
 from gradguard.runtime.deep import SITE_KEY
 from gradguard.runtime.diagnosis import (
+    Cause,
     Diagnosis,
     ErrorKind,
     choose_fix,
@@ -171,6 +172,8 @@ def _explain_double_backward(context: Context, rank: int | None, world: int | No
             carrier, best = created, None
     cause = causes.decide(context, best, carrier, culprit, root_stale, shared_root=hint is not None)
     failing_site = context.call_site(failure.record)
+    if cause is Cause.SHARED_FORWARD and carrier is not None:
+        carrier = causes.joint_carrier(context, carrier, failing_site)
     freed_site = context.call_site(culprit)
     facts = causes.fix_facts(context, best, carrier, culprit, failing_site, freed_site)
     diagnosis = Diagnosis(

@@ -464,17 +464,36 @@ def container_additions(source: SourceFile) -> list[ast.Call]:
     ]
 
 
-def inside_if_within_loop(source: SourceFile, scope: ast.AST, row: int) -> bool:
-    """True when the statement at `row` sits under an `if` inside the innermost loop around it."""
+def conditions_within_loop(source: SourceFile, scope: ast.AST, row: int) -> tuple[list[str], set[str]]:
+    """The tests of the `if`s around the statement at `row` inside the innermost loop around it (their
+    text), and the names that loop binds (none when the statement is in no loop)."""
     statement = source.statement_at(scope, row)
+    tests: list[str] = []
     if statement is None:
-        return False
+        return tests, set()
     for parent in source.ancestors(statement):
         if isinstance(parent, ast.If):
-            return True
-        if isinstance(parent, LOOPS) or parent is scope:
-            return False
-    return False
+            tests.append(unparse(parent.test))
+        if isinstance(parent, LOOPS):
+            return tests, _bound_in(parent)
+        if parent is scope:
+            break
+    return tests, set()
+
+
+def _bound_in(loop: ast.AST) -> set[str]:
+    """The plain names a loop (its target or body) binds, not inside functions it defines."""
+    bound: set[str] = set()
+    pending = [loop]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and node is not loop:
+            bound.add(getattr(node, "name", ""))
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return bound
 
 
 def method_calls_between(source: SourceFile, first: int, last: int) -> list[str]:

@@ -157,6 +157,25 @@ def test_lint_and_runtime_name_the_same_rule_and_fix_kind(runs: dict[Any, Any], 
     assert (report["rule"], report["fix"]["kind"]) in lint, (report["rule"], report["fix"]["kind"], lint)
 
 
+# Where lint and the monitor name different values for one stale graph: strict xfails, each to go when
+# both name what the user would (`(mu, logvar)`, the `scores` that split views hang on). None today.
+CARRIER_OPEN: dict[str, str] = {}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=CARRIER_OPEN[n])]
+                                               if n in CARRIER_OPEN else []) for n in _buggy_ids()])
+def test_lint_and_runtime_name_the_same_carrier(runs: dict[Any, Any], name: str) -> None:
+    """The carrier a lint finding names is the one the monitor's report names for the same run."""
+    from gradguard.rules import decisions_for
+
+    path = fs.FIXTURES / "buggy" / name
+    _, report, _ = runs[(f"buggy/{name}", False)]
+    if report is None:
+        return  # no error at run time (a graph kept for logging): nothing to compare
+    carriers = {d.carrier for d in decisions_for(fs.fixture_source(path)) if d.code == report["rule"]}
+    assert report["carrier"]["expression"] in carriers, (report["carrier"]["expression"], carriers)
+
+
 GRADIENT_PROBE = """\
 import torch
 
@@ -211,5 +230,9 @@ def test_both_halves_follow_intent_and_types_the_same_way(tmp_path: Path) -> Non
         assert (report["rule"], report["fix"]["kind"]) == wanted, (name, report)
         assert [(d.code, str(d.kind)) for d in decisions_for(source)] == [wanted], name
         assert ".detach()" not in report["fix"]["suggestion"] or name != "distribution"
-    # A per-layer list of (h, c) tuples: never `del state[:]` nor `.detach()` on a tuple.
-    assert "repackage_hidden" in json.loads((tmp_path / "nested.json").read_text(encoding="utf-8"))["fix"]["suggestion"]
+    # A per-layer list of (h, c) tuples: never `del state[:]` nor `.detach()` on a tuple; each layer's
+    # tuple is detached, in the text lint's fix writes for that shape.
+    from gradguard.causes import detach_code
+
+    suggestion = json.loads((tmp_path / "nested.json").read_text(encoding="utf-8"))["fix"]["suggestion"]
+    assert suggestion == f"state = {detach_code('state', 'list', items='tuple')}"

@@ -191,7 +191,7 @@ def test_the_fix_calls_the_projects_detaching_helper(diagnose: Any, project: dic
 def test_without_a_detaching_helper_the_fix_writes_the_detach(diagnose: Any, project: dict[str, Any]) -> None:
     script = _script(project, LSTM_STATE.format(import_line=f"from {project['helpers']} import repackage_hidden"))
     _, d = diagnose(runpy.run_path, str(script), run_name="__main__")
-    assert d is not None and d.fix.suggestion == "state = tuple(t.detach() for t in state)"
+    assert d is not None and d.fix.suggestion == "state = tuple(h.detach() for h in state)"
 
 
 def test_an_invalid_api_table_is_reported_once_and_the_monitor_goes_on(
@@ -201,7 +201,7 @@ def test_an_invalid_api_table_is_reported_once_and_the_monitor_goes_on(
     _, d = diagnose(runpy.run_path, str(script), run_name="__main__")
     err = capsys.readouterr().err
     assert err.count("gradguard:") == 1 and "unknown key 'calls_backward'" in err and "pyproject.toml" in err
-    assert d is not None and d.fix.suggestion == "state = tuple(t.detach() for t in state)"
+    assert d is not None and d.fix.suggestion == "state = tuple(h.detach() for h in state)"
 
 
 def test_declared_helpers_are_matched_by_module_and_qualified_name(tmp_path: Path) -> None:

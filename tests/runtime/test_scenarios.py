@@ -59,7 +59,7 @@ def test_rnn_hidden_not_detached(diagnose: Any) -> None:
 def test_lstm_tuple_state_is_named_as_the_tuple(diagnose: Any) -> None:
     _, d = diagnose(scenarios.lstm_tuple_state)
     check(d, fails="lstm-fails", frees="lstm-fails", carrier="state", assigned="lstm-assigns", fix=FixKind.DETACH, rule="GG003")
-    assert d.fix.suggestion == "state = tuple(t.detach() for t in state)"
+    assert d.fix.suggestion == "state = tuple(h.detach() for h in state)"
 
 
 def test_state_kept_on_the_module(diagnose: Any) -> None:
