@@ -75,7 +75,7 @@ class Met:
     masked: bool = False
     # The failing call's local variables (other than its root) holding stale nodes, with the
     # statements that assigned them: a carrier to name when no read on the way to them is recorded.
-    holding: tuple[tuple[str, frozenset[cst.CSTNode]], ...] = ()
+    holding: tuple[tuple[str, frozenset[cst.CSTNode], Kind], ...] = ()
 
 
 
@@ -220,7 +220,7 @@ class AutogradEvents:
                 return
             created = self.origins.get(min(stale))
             holding = () if boundary else tuple(
-                (name, state.defs[-1].get(name, frozenset())) for name, held in state.frames[-1].items()
+                (name, state.defs[-1].get(name, frozenset()), held.kind) for name, held in state.frames[-1].items()
                 if name != info.root_text and held.nodes & stale)
             self.conflicts[key] = Met(info, why.call, value, stale, why, boundary,
                                       created.loops if created is not None else (),

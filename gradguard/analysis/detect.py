@@ -238,12 +238,12 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                           is_data=read.shape == "data",
                           maybe_none=read.maybe_none or read.holder.key in program.none_assigned,
                           self_update=any(u for u, _ in updates), augmented=any(a for _, a in updates))
-    elif met.holding and any(_self_update(d, name)[0] for name, defs in met.holding for d in defs):
+    elif met.holding and any(_self_update(d, name)[0] for name, defs, _ in met.holding for d in defs):
         # No read on the way to the stale graph was recorded (a state dict read inside a helper's
         # comprehension): the variable the loop carries from its own old value is what holds it.
-        name, defs = next((n, d) for n, d in met.holding if any(_self_update(s, n)[0] for s in d))
-        carrier = Carrier(Holder("variable", (name,), name), tuple(defs), (), (),
-                          self_update=True, is_container=False)
+        name, defs, kind = next((n, d, k) for n, d, k in met.holding if any(_self_update(s, n)[0] for s in d))
+        carrier = Carrier(Holder("variable", (name,), name), tuple(defs), (), (), self_update=True,
+                          is_tuple=kind is Kind.TUPLE, is_container=kind in (Kind.LIST, Kind.DICT))
     elif failing.root_node is not None:
         holder = _root_holder(failing)
         if holder is not None:
