@@ -233,6 +233,9 @@ class AutogradEvents:
         iteration backpropagates through that old graph (a rollout's log-probabilities, a tensor
         built once, a state carried across iterations)."""
         key = (id(info), id(info))
+        if not info.retain:
+            # `retain_graph=keep` computed by the program (every pass but the last): deliberate.
+            return
         # Only a graph built outside the loop is known to be an old one: nodes of the loop's own code
         # reached again may stand for this iteration's (generations are folded to reach a fixed point).
         outside = frozenset(n for n in again if self._built_outside(n, info))

@@ -522,7 +522,11 @@ class CallEvaluation:
         if method in K.SUBMODULE_METHODS and own is None and receiver.kind is Kind.INSTANCE \
                 and isinstance(receiver.ref, ClassInfo):
             self.eval_args(call, state, frame)
-            return self.submodules_of(receiver, state, deep=method in K.ALL_SUBMODULE_METHODS)
+            found = self.submodules_of(receiver, state, deep=method in K.ALL_SUBMODULE_METHODS)
+            if method in K.NAMED_SUBMODULE_METHODS:
+                # `named_children()`: (name, module) pairs, each module kept.
+                return replace(found, elems=tuple(Value(Kind.TUPLE, elems=(SCALAR, m)) for m in found.elems or ()))
+            return found
         if receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
             info = self.method_of(receiver.ref, method)
             if info is not None:

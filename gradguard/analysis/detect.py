@@ -250,6 +250,15 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
             carrier = Carrier(holder, (), (), ())
 
     state_like = carrier is not None and (carrier.self_update or carrier.is_container)
+    if state_like and carrier is not None and carrier.is_container and not carrier.self_update \
+            and before_loop is not None and not (isinstance(before_loop, cst.For)
+                                                 and _text(before_loop.iter) == carrier.holder.text) \
+            and not any(_within(program, facts, d, before_loop) for d in carrier.assignments) \
+            and not any(a.holder.key == carrier.holder.key and _within(program, facts, a.statement, before_loop)
+                        for a in program.accumulations.values()):
+        # A container the loop neither assigns nor adds to (masks computed once per epoch, used by
+        # every batch): computed before the loop, not a collection the loop carries.
+        state_like = False
     if state_like and before_loop is not None and carrier is not None and not carrier.is_container and not any(
             _self_update(d, carrier.holder.text)[0] and _within(program, facts, d, before_loop)
             for d in carrier.assignments):

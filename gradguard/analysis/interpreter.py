@@ -473,7 +473,7 @@ class Interpreter(Evaluator):
                 and not any(isinstance(e, cst.StarredElement) for e in statement.iter.elements):
             # `for m in [net.lif1, net.lif2]:`: the display says which objects, in order.
             elements = tuple(self.peek(e.value, state, frame) or UNKNOWN for e in statement.iter.elements)
-        if elements and len(elements) <= MAX_UNROLLED and all(e.kind in (Kind.INSTANCE, Kind.MODULE) for e in elements):
+        if elements and len(elements) <= MAX_UNROLLED and all(_an_object(e) for e in elements):
             return self.unrolled(statement, elements, state, frame)
         element = self.element_from(statement.iter, iterable, state, frame)
         if element.element:
@@ -1056,3 +1056,10 @@ def _literal_flags(function: cst.CSTNode, call: cst.CSTNode, method: bool) -> di
         if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
             flags[name] = expr.value == "True"
     return flags
+
+
+def _an_object(value: Value) -> bool:
+    """A module or project object, or a (name, object) pair of `named_children()`."""
+    if value.kind is Kind.TUPLE and value.elems and len(value.elems) == 2:
+        value = value.elems[1]
+    return value.kind in (Kind.INSTANCE, Kind.MODULE)

@@ -119,6 +119,7 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "GRAD_RESETS": lambda: _names(lambda f: f.resets_grads, Receiver.OPTIMIZER),
     "SUBMODULE_METHODS": lambda: _names(lambda f: f.submodules is not None, Receiver.MODULE),
     "ALL_SUBMODULE_METHODS": lambda: _names(lambda f: f.submodules == "all", Receiver.MODULE),
+    "NAMED_SUBMODULE_METHODS": lambda: _names(lambda f: f.submodules is not None and f.named, Receiver.MODULE),
     # Containers of modules: iterating or indexing them gives the modules back.
     "MODULE_CONTAINERS": lambda: _names(lambda f: f.container),
     # Containers whose iteration gives the modules they hold (`for layer in self.layers:`).

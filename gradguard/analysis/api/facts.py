@@ -162,6 +162,7 @@ class Fact:
     # A module's method iterating its submodules: "all" (itself and every module below, `modules()`)
     # or "children" (the modules it holds); on a container class, "items": iterating it gives them.
     submodules: str | None = None
+    named: bool = False  # with `submodules`: each module comes with its name (`named_children()`)
     attribute_test: bool = False  # `hasattr(obj, name)`: whether the object has that attribute
     class_test: bool = False  # `isinstance(obj, cls)`: whether the object is of that class
     accessor: bool = False  # a decorator whose method runs when its attribute is read (`property`)
