@@ -455,6 +455,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 state.assign_invalidates(heap=key)
                 state.heap[key] = value
                 state.hdefs[key] = frozenset({statement})
+                # `self.learned_freq = learned_freq` with a literal flag: what `if self.learned_freq:` in
+                # any method of the object finds. Any other value is recorded too (paths where the
+                # attribute holds something else must not join into the flag).
+                flag = _flag_of(source, state)
+                state.heap[(f"{FLAG}{owner.ref.key}", target.attr.value)] = (  # type: ignore[index]
+                    NOT_A_FLAG if flag is None else TRUE_FLAG if flag else FALSE_FLAG)
                 if target.attr.value in K.MANUAL_FLAGS and not (isinstance(source, cst.Name) and source.value == "True"):
                     owner.ref.manual_optimization = True
             elif target.attr.value == "requires_grad":
@@ -1047,3 +1053,22 @@ def _self_assignments(node: cst.CSTNode) -> set[str]:
 
     node.visit(Finder())
     return found
+
+
+# Heap entries `(FLAG + class key, attribute)`: an attribute set to a literal True or False (or to a
+# name the path knows to be one), as a scalar labelled with it.
+FLAG = "<flag>:"
+TRUE_FLAG = Value(Kind.SCALAR, label="True")
+FALSE_FLAG = Value(Kind.SCALAR, label="False")
+NOT_A_FLAG = Value(Kind.SCALAR)
+
+
+def _flag_of(source: cst.CSTNode | None, state: State) -> bool | None:
+    """True or False when `source` is that literal, or a name whose truth the path assumes."""
+    if isinstance(source, cst.Name):
+        if source.value in ("True", "False"):
+            return source.value == "True"
+        atom = state.assume.get(source.value)
+        if atom is not None:
+            return atom.truth
+    return None

@@ -25,7 +25,7 @@ from gradguard.analysis.conditions import (
     key_of,
     strip_not,
 )
-from gradguard.analysis.expressions import BudgetExceeded, Evaluator, TimeLimit
+from gradguard.analysis.expressions import FALSE_FLAG, FLAG, TRUE_FLAG, BudgetExceeded, Evaluator, TimeLimit
 from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import (
@@ -321,6 +321,7 @@ class Interpreter(Evaluator):
         self.eval(statement.test, state, frame)
         if state.dead:
             return []
+        self.assume_object_flags(statement.test, state, frame)
         decided = decide(statement.test, state.assume)
         if decided is None:
             decided = self.attribute_test(statement.test, state, frame)
@@ -370,6 +371,25 @@ class Interpreter(Evaluator):
         if self.method_of(owner.ref, expr.args[1].value.raw_value) is None:
             return None
         return positive
+
+    def assume_object_flags(self, test: cst.BaseExpression, state: State, frame: Frame) -> None:
+        """`self.learned_freq` in a test, where the object's attribute was set to a literal flag: the
+        path assumes its truth (in this method's scope), so the test, or a part of it, is decided."""
+        for chain in chains_of(test):
+            if not (isinstance(chain, cst.Attribute) and isinstance(chain.value, (cst.Name, cst.Attribute))):
+                continue
+            owner = self.peek(chain.value, state, frame)
+            if owner is None or owner.kind is not Kind.INSTANCE or not isinstance(owner.ref, ClassInfo):
+                continue
+            flag = state.heap.get((f"{FLAG}{owner.ref.key}", chain.attr.value))  # type: ignore[call-overload]
+            key = key_of(chain)
+            # Only the flag values themselves: paths that set it differently join into another value.
+            if (flag is not TRUE_FLAG and flag is not FALSE_FLAG) or key is None or key in state.assume:
+                continue
+            self.atom_seq += 1
+            state.assume[key] = Atom(key, flag is TRUE_FLAG, frozenset({key}),
+                                     frozenset({(owner.ref.key, chain.attr.value)}), len(state.frames),
+                                     self.atom_seq, key)
 
     def class_test(self, obj: cst.BaseExpression, cls: cst.BaseExpression, state: State,
                    frame: Frame) -> bool | None:
