@@ -62,6 +62,8 @@ _GRAPH_SHAPES: dict[str, tuple[int, ...]] = {
 
 # Argument lists to try, in order; each part is a label (see `arguments`).
 SIGNATURES: tuple[tuple[str, ...], ...] = (
+    # An einsum equation that multiplies (what real equations do; the sublist form below only permutes).
+    ("i,j->ij", "V", "V"),
     ("V",), ("M",), ("V", "V"), ("M", "M"), ("V", "0"), ("M", "0"), ("M", "1"),
     ("V", "V", "V"), ("M", "M", "M"), ("V", "I"), ("M", "0", "I"), ("M", "I"),
     ("V", "B"), ("V", "B", "0.5"), ("V", "0", "I"), ("V", "0", "I", "V"), ("M", "0", "1"),
@@ -109,7 +111,7 @@ def arguments(label: str) -> tuple[tuple[Any, ...], list[torch.Tensor]]:
             pair = [_graph(_SIZE), _graph(_SIZE)]
             tracked.extend(pair)
             args.append(pair)
-        elif part == "sum":
+        elif part == "sum" or "->" in part:
             args.append(part)
         elif part == "True":
             args.append(True)

@@ -46,9 +46,6 @@ FACTS: tuple[Fact, ...] = (
                          "is_floating_point", "is_complex"), returns=Returns.VALUE),
     *prefixed("torch.", ("argmax", "argmin", "argsort", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
                          "isfinite", "nonzero", "multinomial", "bucketize", "searchsorted"), returns=Returns.CUT),
-    # The probe's equation only permutes (a view that saves nothing); an equation that multiplies, as
-    # nearly every one in real code does (`"i,j->ij"`, attention scores), saves its operands.
-    Fact("torch.einsum", returns=Returns.DERIVED, saves=True),
     Fact("torch.save", returns=Returns.NONE),
     Fact("torch.compile", returns=Returns.ARGUMENT),
     # Ops whose backward needs no saved tensor (the generated table agrees; these are the common ones).
