@@ -209,17 +209,21 @@ def prepare(data: bytes, path: str) -> Prepared:
     return Prepared(path, text, encoding)
 
 
-def prescreen(data: bytes, prepared: Prepared | None = None) -> bool:
-    """The cheap prefilter on a file's bytes: False when it cannot hold a finding (it is not parsed).
+def prescreen(data: bytes, prepared: Prepared | None = None) -> tuple[bool, tuple[str, ...]]:
+    """The cheap prefilter on a file's bytes: False when it cannot hold a finding (it is not parsed),
+    with the project files that verdict read besides the file itself.
 
     With the file's decoded text, a file that calls no backward of its own still passes when it calls a
-    helper of a project module it imports that does."""
+    helper of a project module it imports that does; its verdict then depends on those modules."""
     from gradguard.analysis import might_hold_finding
-    from gradguard.analysis.project import runs_imported_backward
+    from gradguard.analysis.reach import imported_backward
 
     if might_hold_finding(data):
-        return True
-    return prepared is not None and prepared.notebook is None and runs_imported_backward(prepared.path, prepared.source)
+        return True, ()
+    if prepared is None or prepared.notebook is not None:
+        return False, ()
+    reach = imported_backward(prepared.path, prepared.source)
+    return reach.runs_backward, reach.files
 
 
 def screen(prepared: Prepared, data: bytes | None = None) -> FileResult | None:
@@ -234,7 +238,7 @@ def screen(prepared: Prepared, data: bytes | None = None) -> FileResult | None:
         if not prepared.notebook.is_python or not might_hold_finding(prepared.program):
             return _result(prepared, (), skipped=True)
         return None
-    if prescreen(data if data is not None else prepared.source.encode("utf-8", "surrogatepass"), prepared):
+    if prescreen(data if data is not None else prepared.source.encode("utf-8", "surrogatepass"), prepared)[0]:
         return None
     return _result(prepared, (), skipped=True)
 

@@ -316,11 +316,12 @@ def _triage(
         stage = "decoding"
         item = None if notebook else prepare(data, path)
         stage = "prefiltering"
-        if item is not None and not prescreen(data, item):
+        relevant, consulted = prescreen(data, item) if item is not None else (True, ())
+        if not relevant:
             stage = "checking the syntax of"
             checked = _checked_skip(item, data, compiled)
             if cache is not None and info is not None and checked.skipped:
-                cache.record(path, info, looked, fingerprint, notebook, None)
+                cache.record(path, info, looked, fingerprint, notebook, None, consulted)
             return FixOutcome(checked)
         key = None
         if cache is not None:

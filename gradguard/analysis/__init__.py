@@ -37,7 +37,8 @@ def facts_for(source: str, describe_row: Callable[[int], str] | None = None,
     With the file's `path`, the project modules it imports are read too (`project.py`)."""
     from gradguard.analysis.detect import facts_of
     from gradguard.analysis.program import Program
-    from gradguard.analysis.project import Project, runs_imported_backward
+    from gradguard.analysis.project import Project
+    from gradguard.analysis.reach import runs_imported_backward
     from gradguard.analysis.screen import screen
     from gradguard.parse import parse_module
 

@@ -234,7 +234,7 @@ def test_the_policy_updated_before_the_critic_through_the_same_helper_is_clean(t
 
 
 def test_a_file_that_calls_no_backward_itself_is_screened_in_by_its_imported_helpers(tmp_path: Path) -> None:
-    from gradguard.analysis.project import runs_imported_backward
+    from gradguard.analysis.reach import runs_imported_backward
 
     script = _write(tmp_path, {"agent.py": AGENT.format(updates=CRITIC_FIRST), "base.py": BASE})
     assert "backward" not in script.read_text()
@@ -340,7 +340,7 @@ def test_a_helper_flag_given_as_a_literal_decides_its_branch(tmp_path: Path, fla
 
 
 def test_a_helper_re_exported_by_a_package_init_screens_the_script_in(tmp_path: Path) -> None:
-    from gradguard.analysis.project import runs_imported_backward
+    from gradguard.analysis.reach import runs_imported_backward
 
     package = tmp_path / "core"
     package.mkdir()

@@ -4,6 +4,7 @@ concurrent runs never tear it, and a warm run does not load the parser."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -160,3 +161,41 @@ def test_warm_run_does_not_import_the_parser(project: Project) -> None:
     assert warm.returncode == 1, warm.stdout + warm.stderr
     assert f"train.py:{GG001_ROW}:" in warm.stdout
     assert warm.stderr.strip().splitlines()[-1] == "NO-PARSER"
+
+
+ACCUMULATING_SCRIPT = """\
+import torch
+from helpers import update
+
+w = torch.ones(3, requires_grad=True)
+total = torch.zeros(1)
+for step in range(3):
+    loss = (w * 2).sum()
+    total = total + loss
+    update(total)
+"""
+
+
+def _age(*paths: Path) -> None:
+    """Files written a minute ago: an index entry is never made for a file changed in the same instant."""
+    for path in paths:
+        stamp = path.stat().st_mtime - 60
+        os.utime(path, (stamp, stamp))
+
+
+def test_a_skipped_script_is_screened_again_when_a_module_it_imports_gains_a_backward(project: Project) -> None:
+    """A script with no backward of its own is skipped while its helper runs none; the skip depends on
+    the helper's module, so the warm run after the helper starts calling backward analyses it."""
+    script = project.write("train.py", ACCUMULATING_SCRIPT)
+    helpers = project.write("helpers.py", "def update(loss):\n    return loss\n")
+    _age(script, helpers)
+    first = project.lint()
+    assert first.exit_code == 0, first.output
+    _, _, body = (project.root / ".gradguard_cache" / "index.json").read_bytes().partition(b"\n")
+    (record,) = [entry for path, entry in json.loads(body).items() if path.endswith("train.py")]
+    assert record["skipped"] is True and record["dependencies"], record
+    helpers.write_text("def update(loss):\n    loss.backward()\n", encoding="utf-8")
+    _age(helpers)
+    warm = project.lint()
+    assert warm.exit_code == 1, warm.output
+    assert "train.py:9:5: GG003" in warm.output
