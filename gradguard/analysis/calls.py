@@ -289,6 +289,16 @@ class CallEvaluation:
             data = data_with([v for _, v in stored])
             return replace(data, via=tuple(self.reads_of(stored, state, frame, None))) if data.nodes else data
         collects = fact.collects if fact is not None else None
+        starred = [v for key, v in kwargs.items() if key.startswith("*")]
+        if collects is Collects.ZIP and not args and len(starred) == 1:
+            # `zip(*batch)`: the items of `batch` transposed, one container per position of an item.
+            item = self.element_of(starred[0])
+            if item.kind is Kind.TUPLE and item.elems:
+                return Value(Kind.TUPLE, item.nodes, item.top, item.grad,
+                             elems=tuple(self.container_of(Kind.TUPLE, [e], exact=False) for e in item.elems))
+            # Positions not known: every one a tuple of what the items hold (`ref`, see `assign`).
+            column = self.container_of(Kind.TUPLE, [replace(item, element=False)], exact=False)
+            return Value(Kind.TUPLE, item.nodes, item.top, item.grad, ref=column)
         if collects is not None:
             values = [v for _, v in args]
             if values and all(v.kind is Kind.DATA for v in values):

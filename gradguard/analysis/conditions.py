@@ -10,7 +10,6 @@ already decided is not taken the other way, and `x == "a"` decides `x == "b"`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from functools import lru_cache
 
 import libcst as cst

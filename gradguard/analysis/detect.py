@@ -20,9 +20,9 @@ from gradguard.analysis.facts import (
 from gradguard.analysis.program import Program
 from gradguard.analysis.values import (
     GENERATIONS,
-    Holder,
     CallInfo,
     CallKind,
+    Holder,
     Kind,
     Read,
     generation_of,
@@ -454,9 +454,9 @@ def _retain_keyword(node: cst.CSTNode) -> cst.Arg | None:
     if not isinstance(node, cst.Call):
         return None
     for arg in node.args:
-        if arg.keyword is not None and arg.keyword.value == "retain_graph":
-            if isinstance(arg.value, cst.Name) and arg.value.value == "True":
-                return arg
+        if (arg.keyword is not None and arg.keyword.value == "retain_graph"
+                and isinstance(arg.value, cst.Name) and arg.value.value == "True"):
+            return arg
     return None
 
 
@@ -473,4 +473,4 @@ def _kept_alive(program: Program) -> list[KeptAlive]:
     return results
 
 
-__all__ = ["facts_of", "Kind"]
+__all__ = ["Kind", "facts_of"]

@@ -444,6 +444,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     part = value.elems[index]
                 elif value.kind is Kind.DATA:
                     part = value
+                elif value.kind is Kind.TUPLE and isinstance(value.ref, Value) and value.ref.kind is Kind.TUPLE:
+                    part = value.ref  # `states, actions = zip(*batch)`: each a tuple of the items' parts
                 else:
                     part = Value(Kind.UNKNOWN, value.nodes, value.top, value.grad, via=value.via)
                 self.assign(inner, part, state, frame, statement, source)
@@ -1007,8 +1009,8 @@ _NO_BINDINGS = Bindings({}, {})
 def _shape(value: Value) -> str:
     if value.kind is Kind.TUPLE and value.elems is not None:
         return "tuple"
-    if value.kind in (Kind.LIST, Kind.DICT):
-        return "container"
+    if value.kind in (Kind.LIST, Kind.DICT) or (value.kind is Kind.TUPLE and isinstance(value.ref, Value)):
+        return "container"  # a column of `zip(*items)` holds what the items held
     if value.kind is Kind.DATA:
         return "data"  # a batch of a dataset whose stored tensors carry a graph
     return "tensor"

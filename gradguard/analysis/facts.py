@@ -14,7 +14,7 @@ from functools import cached_property
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from gradguard.analysis.values import CallInfo, CallKind, Holder, Read
+from gradguard.analysis.values import CallInfo, CallKind, Holder, Read  # noqa: F401 - CallKind: rules read it here
 from gradguard.model import Note, Span
 
 

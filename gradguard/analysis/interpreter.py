@@ -25,11 +25,17 @@ from gradguard.analysis.conditions import (
     key_of,
     strip_not,
 )
-from gradguard.analysis.expressions import FALSE_FLAG, FLAG, TRUE_FLAG, BudgetExceeded, Evaluator, TimeLimit
+from gradguard.analysis.expressions import (
+    FALSE_FLAG,
+    FLAG,
+    TRUE_FLAG,
+    BudgetExceeded,
+    Evaluator,
+    TimeLimit,
+)
 from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import (
-    DATA,
     GENERATIONS,
     NONE,
     UNKNOWN,
@@ -52,6 +58,11 @@ _PREVIOUS = "previous iteration: "
 
 class Interpreter(Evaluator):
     """Statement execution on top of the expression evaluator."""
+
+    # The linted file's own top-level functions, each also analysed as an entry (set by `Program`).
+    top_functions: list[FunctionInfo]
+    # The call an expression statement is running, its result unused (`main(args)`).
+    _discarded: cst.BaseExpression | None = None
 
     # -- blocks and statements -------------------------------------------------------------
 
@@ -250,7 +261,11 @@ class Interpreter(Evaluator):
                    frame: Frame) -> None:
         """Run one small statement of a simple statement line."""
         if isinstance(small, cst.Expr):
-            self.eval(small.value, state, frame)
+            outer, self._discarded = self._discarded, small.value
+            try:
+                self.eval(small.value, state, frame)
+            finally:
+                self._discarded = outer
         elif isinstance(small, cst.Assign):
             value = self.eval(small.value, state, frame)
             for target in small.targets:
@@ -282,7 +297,7 @@ class Interpreter(Evaluator):
             frame.imports.update(import_bindings(small))
             for local in import_bindings(small):
                 self.forget(local, state, frame)
-        elif isinstance(small, cst.Global) or isinstance(small, cst.Nonlocal):
+        elif isinstance(small, (cst.Global, cst.Nonlocal)):
             frame.global_names.update(n.name.value for n in small.names)
         elif isinstance(small, cst.Del):
             self.exec_del(small.target, state, frame, line)
@@ -790,6 +805,8 @@ class Interpreter(Evaluator):
         (`functools.lru_cache`) already holds one for arguments that hash by value (a tensor
         argument hashes by identity: each new tensor is a new entry)."""
         passed = [v for _, v in args] + list(kwargs.values())
+        if isinstance(call, cst.Call) and self._left_to_its_entry(info, call, passed, frame):
+            return UNKNOWN
         if not info.memoised or any(v.nodes or v.kind is Kind.TENSOR for v in passed):
             return self.inline_call(info, args, kwargs, state, frame, self_value, call)
         key = ("<memo>", info.qualname)
@@ -800,6 +817,21 @@ class Interpreter(Evaluator):
         result = self.inline_call(info, args, kwargs, state, frame, self_value, call)
         state.heap[key] = result  # type: ignore[index]
         return result
+
+    def _left_to_its_entry(self, info: FunctionInfo, call: cst.Call, passed: list[Value], frame: Frame) -> bool:
+        """A function of the linted file called by the module's own code for its effect
+        (`main(args)` under `if __name__ == "__main__":`, its result unused), outside any loop, with
+        nothing that carries a graph, is a model or optimizer, or is a literal its branches could
+        test: its analysis as an entry point sees the same, so it is not run twice."""
+        if call is not self._discarded or frame.function is not None or frame.depth or frame.loops or frame.module is not None:
+            return False
+        if info.module is not None or info.owner is not None or info.nested or info.memoised:
+            return False
+        if not any(info is top for top in self.top_functions):
+            return False
+        if any(_is_literal(arg.value) for arg in call.args):
+            return False
+        return not any(v.nodes or v.grad or v.kind in _OBJECT_KINDS for v in passed)
 
     def inline_call(self, info: FunctionInfo, args: list[tuple[cst.BaseExpression | None, Value]],
                     kwargs: dict[str, Value], state: State, frame: Frame,
@@ -1076,6 +1108,16 @@ def _literal_flags(function: cst.CSTNode, call: cst.CSTNode, method: bool) -> di
         if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
             flags[name] = expr.value == "True"
     return flags
+
+
+_OBJECT_KINDS = frozenset({Kind.MODULE, Kind.INSTANCE, Kind.OPTIMIZER, Kind.FUNCTION, Kind.CLASS, Kind.TENSOR,
+                           Kind.LIST, Kind.DICT, Kind.TUPLE})
+
+
+def _is_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    return isinstance(node, (cst.BaseNumber, cst.BaseString, cst.UnaryOperation))
 
 
 def _an_object(value: Value) -> bool:

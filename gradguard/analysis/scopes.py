@@ -173,7 +173,7 @@ def assigned_in(node: cst.CSTNode) -> frozenset[str]:
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 targets(element.value)
-        elif isinstance(target, cst.StarredElement) or isinstance(target, cst.Subscript):
+        elif isinstance(target, (cst.StarredElement, cst.Subscript)):
             targets(target.value)
 
     class Finder(cst.CSTVisitor):

@@ -28,6 +28,7 @@ FACTS: tuple[Fact, ...] = (
     Fact("iter", returns=Returns.DATA, iterates=True),
     # Containers made of what the arguments hold (what they return is what `collects` says).
     Fact("list", collects=Collects.LIST),
+    Fact("collections.deque", collects=Collects.LIST),
     Fact("tuple", collects=Collects.TUPLE),
     Fact("zip", collects=Collects.ZIP, iterates=True),
     Fact("enumerate", collects=Collects.ENUMERATE, iterates=True),
