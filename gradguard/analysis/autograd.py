@@ -9,7 +9,7 @@ import libcst as cst
 
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.conditions import condition_leaves, key_of
-from gradguard.analysis.scopes import assigned_in
+from gradguard.analysis.scopes import changed_in
 from gradguard.analysis.state import Frame, State
 from gradguard.analysis.values import (
     FRESH,
@@ -259,7 +259,7 @@ class AutogradEvents:
         for loop in frame.loops:
             names = self.loop_names.get(loop)
             if names is None:
-                names = self.loop_names[loop] = assigned_in(loop)
+                names = self.loop_names[loop] = changed_in(loop)
             assigned |= names
         kept = set()
         for key, atom in state.assume.items():
@@ -270,13 +270,18 @@ class AutogradEvents:
         # under a guard that varies (`step % k == 0`) it runs on some iterations, whatever
         # loop-invariant `if` the path also went through.
         invariant = {key for key, _ in kept}
+        guards: set[str | None] = set()
         for statement, _ in frame.conditions:
             test = getattr(statement, "test", None)
             if test is None or not frame.loops:
                 continue
-            if any(key_of(leaf) not in invariant for leaf in condition_leaves(test)):
+            leaves = {key_of(leaf) for leaf in condition_leaves(test)}
+            if not leaves <= invariant:
                 return frozenset()
-        return frozenset(kept)
+            guards |= leaves
+        # Only the conditions its guards read: a backward no flag guards is freed on every path of
+        # the partition, and where it is only maybe freed that comes from an older iteration.
+        return frozenset((key, truth) for key, truth in kept if key in guards)
 
     def _built_outside(self, node: int, info: CallInfo) -> bool:
         """Whether a node was made outside the innermost loop around the call `info`."""

@@ -25,6 +25,7 @@ from gradguard.analysis.api import (
 )
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
 from gradguard.analysis.calls import Args, CallEvaluation
+from gradguard.analysis.conditions import Atom
 from gradguard.analysis.evidence import Role, roles_in
 from gradguard.analysis.names import canonical, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo, Project
@@ -122,6 +123,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.root_defs: dict[CallInfo, frozenset[cst.CSTNode]] = {}
         # Condition atoms made so far (their order: the oldest is forgotten first).
         self.atom_seq = 0
+        # Object atoms (see `object_atom_key`) that paths joined inside the current entry-level
+        # statement disagreed on: the statement is run again once per truth (`Interpreter.split_parts`).
+        self.split_atoms: dict[str, Atom] = {}
         self.module_node: cst.Module | None = None
         self.scope_names: dict[cst.CSTNode, Bindings] = {}
         self.class_roles: dict[str, dict[str, Role]] = {}
@@ -144,6 +148,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.owner_paths: list[str] = []
         self.resets_by_function: dict[cst.CSTNode, frozenset[str]] = {}
         self.codes: dict[cst.CSTNode, str] = {}
+        self.calling: dict[cst.CSTNode, bool] = {}  # whether a statement calls anything
         # Other names of the module an optimizer updates (`qf1` given to `__init__` is `self.qf1`).
         self.owner_aliases: dict[str, frozenset[str]] = {}
         self.class_assigned: dict[object, frozenset[str]] = {}

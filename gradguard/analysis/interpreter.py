@@ -8,10 +8,13 @@ by inlining them with the argument values, closures called by optimizers, and ob
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import libcst as cst
+import libcst.matchers as m
 
 from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
@@ -154,8 +157,54 @@ class Interpreter(Evaluator):
         if isinstance(statement, cst.Try):
             self.tick()
             return self.try_parts(statement, state, frame)
+        if not isinstance(frame.call_site, cst.Call) and self._calls_something(statement):
+            return self.split_parts(statement, state, frame)
         self.exec_statement(statement, state, frame)
         return [state]
+
+    def split_parts(self, statement: cst.CSTNode, state: State, frame: Frame) -> list[State]:
+        """A statement of an entry's (or the module's) own body that calls into the program: when the
+        paths inside the call disagreed on a flag of an object (`if self.automatic_entropy_tuning:`
+        in `agent.update(...)`, the attribute never reassigned), the statement is run again from
+        where it started once per truth of that flag, and each run is a part of its own. Later
+        iterations then see the flag decided, so what one path stored on the object is never met by
+        the other path's code (a tensor `self.alpha` only where the entropy is tuned)."""
+        before = state.copy()
+        met, accumulated = set(self.conflicts), set(self.accumulations)
+        self.split_atoms = {}
+        self.exec_statement(statement, state, frame)
+        atoms = [atom for key, atom in self.split_atoms.items() if key not in before.assume][:MAX_SPLIT_ATOMS]
+        self.split_atoms = {}
+        if not atoms or state.dead:
+            return [state]
+        first_met = {key: self.conflicts.pop(key) for key in set(self.conflicts) - met}
+        first_accumulated = {key: self.accumulations.pop(key) for key in set(self.accumulations) - accumulated}
+        parts: list[State] = []
+        for truths in itertools.product((True, False), repeat=len(atoms)):
+            part = before.copy()
+            for atom, truth in zip(atoms, truths, strict=True):
+                self.atom_seq += 1
+                part.assume[atom.key] = replace(atom, truth=truth, seq=self.atom_seq)
+            self.exec_statement(statement, part, frame)
+            self.split_atoms = {}
+            parts.append(part)
+        if any(atom.key in part.assume for part in parts for atom in atoms):
+            return parts
+        # The statement itself set the flag (`agent = Agent(args)`): nothing to tell apart after it.
+        for key in set(self.conflicts) - met:
+            del self.conflicts[key]
+        for key in set(self.accumulations) - accumulated:
+            del self.accumulations[key]
+        self.conflicts.update(first_met)
+        self.accumulations.update(first_accumulated)
+        return [state]
+
+    def _calls_something(self, statement: cst.CSTNode) -> bool:
+        found = self.calling.get(statement)
+        if found is None:
+            found = self.calling[statement] = isinstance(statement, cst.SimpleStatementLine) \
+                and bool(m.findall(statement, m.Call()))
+        return found
 
     def regroup(self, parts: list[State]) -> list[State]:
         """Join the states that no condition tells apart; keep at most `MAX_PARTS`, forgetting
@@ -396,8 +445,15 @@ class Interpreter(Evaluator):
             owner = self.peek(chain.value, state, frame)
             if owner is None or owner.kind is not Kind.INSTANCE or not isinstance(owner.ref, ClassInfo):
                 continue
-            flag = state.heap.get((f"{FLAG}{owner.ref.key}", chain.attr.value))  # type: ignore[call-overload]
             key = key_of(chain)
+            object_key = object_atom_key(owner, chain.attr.value)
+            known = state.assume.get(object_key) if object_key is not None else None
+            if known is not None and key is not None and key not in state.assume:
+                self.atom_seq += 1
+                state.assume[key] = Atom(key, known.truth, frozenset({key}), known.heap, len(state.frames),
+                                         self.atom_seq, key)
+                continue
+            flag = state.heap.get((f"{FLAG}{owner.ref.key}", chain.attr.value))  # type: ignore[call-overload]
             # Only the flag values themselves: paths that set it differently join into another value.
             if (flag is not TRUE_FLAG and flag is not FALSE_FLAG) or key is None or key in state.assume:
                 continue
@@ -457,6 +513,17 @@ class Interpreter(Evaluator):
         self.atom_seq += 1
         state.assume[key] = Atom(key, holds, frozenset(deps), frozenset(heap), len(state.frames),
                                  self.atom_seq, self.code_of(expr), equality_of(expr))
+        if isinstance(expr, cst.Attribute):
+            owner = self.peek(expr.value, state, frame)
+            object_key = object_atom_key(owner, expr.attr.value)
+            if object_key is not None and object_key not in state.assume:
+                # The same flag of the same object, wherever it is tested from (`self.tune` in a
+                # method, `agent.tune` in the loop): it outlives the call that tested it.
+                assert owner is not None and isinstance(owner.ref, ClassInfo)
+                self.atom_seq += 1
+                state.assume[object_key] = Atom(object_key, holds, frozenset(),
+                                                frozenset({(owner.ref.key, expr.attr.value)}), 0,
+                                                self.atom_seq, self.code_of(expr))
 
     def refine_none(self, test: cst.BaseExpression, then: State, otherwise: State, frame: Frame) -> None:
         """`if x is None:` / `if x is not None:`: in the branch where `x` is None, it holds no graph."""
@@ -486,11 +553,26 @@ class Interpreter(Evaluator):
 
     def merge_into(self, state: State, outcomes: list[State]) -> None:
         """Replace `state` by the join of `outcomes` (dead when none is reachable)."""
+        self.note_splits(outcomes)
         joined = State.join_all(outcomes)
         if joined is None:
             state.dead = True
             return
         self.adopt(state, joined)
+
+    def note_splits(self, states: list[State]) -> None:
+        """Object atoms the joined paths disagree on (see `split_parts`)."""
+        if len(states) < 2:
+            return
+        seen: dict[str, Atom] = {}
+        for part in states:
+            for key, atom in part.assume.items():
+                if key.startswith(OBJECT_ATOM):
+                    seen.setdefault(key, atom)
+        for key, atom in seen.items():
+            if key not in self.split_atoms and len({(p.assume[key].truth if key in p.assume else None)
+                                                    for p in states if not p.dead}) > 1:
+                self.split_atoms[key] = atom
 
     @staticmethod
     def adopt(state: State, other: State) -> None:
@@ -900,6 +982,7 @@ class Interpreter(Evaluator):
         finally:
             self.active.pop()
         self.last_returns = list(zip(callee.returns, callee.return_values))
+        self.note_splits(callee.returns)
         final = State.join_all(callee.returns)
         if final is None:
             final = state.copy()
@@ -1112,6 +1195,20 @@ def _literal_flags(function: cst.CSTNode, call: cst.CSTNode, method: bool) -> di
 
 _OBJECT_KINDS = frozenset({Kind.MODULE, Kind.INSTANCE, Kind.OPTIMIZER, Kind.FUNCTION, Kind.CLASS, Kind.TENSOR,
                            Kind.LIST, Kind.DICT, Kind.TUPLE})
+
+
+# Keys of atoms over an attribute of one object, as the heap knows it: `OBJECT_ATOM` + class key,
+# the object's label and the attribute. Kept at the module's level (a call's return keeps them),
+# forgotten when the attribute is assigned.
+OBJECT_ATOM = "<object>:"
+# How many object flags one statement is run again for (2**n runs).
+MAX_SPLIT_ATOMS = 2
+
+
+def object_atom_key(owner: Value | None, attribute: str) -> str | None:
+    if owner is None or owner.kind is not Kind.INSTANCE or not isinstance(owner.ref, ClassInfo) or not owner.label:
+        return None
+    return f"{OBJECT_ATOM}{owner.ref.key}:{owner.label}.{attribute}"
 
 
 def _is_literal(node: cst.BaseExpression) -> bool:
