@@ -9,7 +9,7 @@ import libcst as cst
 
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.conditions import condition_leaves, key_of
-from gradguard.analysis.scopes import changed_in
+from gradguard.analysis.scopes import assigned_in
 from gradguard.analysis.state import Frame, State
 from gradguard.analysis.values import (
     FRESH,
@@ -259,7 +259,7 @@ class AutogradEvents:
         for loop in frame.loops:
             names = self.loop_names.get(loop)
             if names is None:
-                names = self.loop_names[loop] = changed_in(loop)
+                names = self.loop_names[loop] = assigned_in(loop)
             assigned |= names
         kept = set()
         for key, atom in state.assume.items():

@@ -126,6 +126,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # Object atoms (see `object_atom_key`) that paths joined inside the current entry-level
         # statement disagreed on: the statement is run again once per truth (`Interpreter.split_parts`).
         self.split_atoms: dict[str, Atom] = {}
+        self.unsplittable: set[str] = set()
         self.module_node: cst.Module | None = None
         self.scope_names: dict[cst.CSTNode, Bindings] = {}
         self.class_roles: dict[str, dict[str, Role]] = {}

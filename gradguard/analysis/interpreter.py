@@ -173,7 +173,8 @@ class Interpreter(Evaluator):
         met, accumulated = set(self.conflicts), set(self.accumulations)
         self.split_atoms = {}
         self.exec_statement(statement, state, frame)
-        atoms = [atom for key, atom in self.split_atoms.items() if key not in before.assume][:MAX_SPLIT_ATOMS]
+        atoms = [atom for key, atom in self.split_atoms.items()
+                 if key not in before.assume and key not in self.unsplittable][:MAX_SPLIT_ATOMS]
         self.split_atoms = {}
         if not atoms or state.dead:
             return [state]
@@ -219,6 +220,9 @@ class Interpreter(Evaluator):
             if len(groups) <= MAX_PARTS:
                 break
             forgotten = self._least_separating(live)
+            if forgotten.startswith(OBJECT_ATOM):
+                # Too many paths to keep this flag apart: never split a statement on it again.
+                self.unsplittable.add(forgotten)
             for part in live:
                 part.assume.pop(forgotten, None)
         result = []
@@ -1202,7 +1206,7 @@ _OBJECT_KINDS = frozenset({Kind.MODULE, Kind.INSTANCE, Kind.OPTIMIZER, Kind.FUNC
 # forgotten when the attribute is assigned.
 OBJECT_ATOM = "<object>:"
 # How many object flags one statement is run again for (2**n runs).
-MAX_SPLIT_ATOMS = 2
+MAX_SPLIT_ATOMS = 1
 
 
 def object_atom_key(owner: Value | None, attribute: str) -> str | None:

@@ -200,20 +200,3 @@ def assigned_in(node: cst.CSTNode) -> frozenset[str]:
     node.visit(Finder())
     return frozenset(found)
 
-
-def changed_in(node: cst.CSTNode) -> frozenset[str]:
-    """What a statement assigns (`assigned_in`), and the objects it calls a method of
-    (`memory.push(t)`): a condition reading one (`len(memory) > batch_size`) may change from one
-    iteration to the next though no name is assigned. A method of `self` is not taken to change
-    every attribute of the object (its flags are set once, in `__init__`); `self.memory.push()`
-    changes `self.memory`."""
-    found = set(assigned_in(node))
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            text = dotted(n.func.value) if isinstance(n.func, cst.Attribute) else None
-            if text is not None and text != "self":
-                found.add(text)
-
-    node.visit(Finder())
-    return frozenset(found)

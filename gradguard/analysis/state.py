@@ -80,7 +80,7 @@ class State:
         live = [s for s in states if not s.dead]
         if not live:
             return None
-        live = _aligned(live)
+        live, lagged = _aligned(live)
         result = live[0].copy()
         for other in live[1:]:
             result._absorb(other)
@@ -95,9 +95,16 @@ class State:
                 # does not outweigh one where it certainly is.
                 # Weak unless every path holding it certainly freed it: a path where it is only
                 # maybe freed (a join further up) may well be one where it never was.
-                weak = any(node not in state.freed or state.freed[node].weak for state in holding)
-                if weak != why.weak:
-                    result.freed[node] = replace(why, weak=weak)
+                alive = [(state, index) for index, state in enumerate(live) if state in holding
+                         and (node not in state.freed or state.freed[node].weak)]
+                weak = bool(alive)
+                # Weak only because a path whose site ran fewer times holds an older generation
+                # (the iteration before the one it stands for): no path shown to skip the freeing.
+                aged = why.aged or (weak and all(
+                    node // GENERATIONS in lagged[index] and (node not in state.freed or state.freed[node].aged)
+                    for state, index in alive))
+                if weak != why.weak or aged != why.aged:
+                    result.freed[node] = replace(why, weak=weak, aged=aged and weak)
         return result
 
     def held_nodes(self) -> set[int]:
@@ -252,23 +259,26 @@ class State:
                 self.heap[key] = updated
 
 
-def _aligned(states: list[State]) -> list[State]:
-    """Make node ids mean the same instance in every state before joining them.
+def _aligned(states: list[State]) -> tuple[list[State], list[frozenset[int]]]:
+    """Make node ids mean the same instance in every state before joining them; with, for each
+    state, the sites whose nodes it moved.
 
     A site evaluated on one path but not on another has a "current" node that stands for different
     evaluations on the two paths; where it lags, the lagging state's current node is moved to the
     old generation, as if the site had run there too.
     """
     if all(state.epochs == states[0].epochs for state in states[1:]):
-        return states
+        return states, [frozenset()] * len(states)
     latest: dict[int, int] = {}
     for state in states:
         for site, epoch in state.epochs.items():
             if epoch > latest.get(site, 0):
                 latest[site] = epoch
     result = []
+    moved: list[frozenset[int]] = []
     for state in states:
         lagging = [site for site, epoch in latest.items() if state.epochs.get(site, 0) < epoch]
+        moved.append(frozenset(lagging))
         if lagging:
             state = state.copy()
             for site in lagging:
@@ -278,7 +288,7 @@ def _aligned(states: list[State]) -> list[State]:
                         state.rename_site(site)
                 state.epochs[site] = latest[site]
         result.append(state)
-    return result
+    return result, moved
 
 
 def _replace_in(holder: Value, old_value: Value, new_value: Value) -> Value:

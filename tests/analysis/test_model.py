@@ -121,6 +121,38 @@ def test_widening_folds_every_older_generation_into_the_summary() -> None:
     assert set(state.freed) == {node_id(site, GENERATIONS - 1)}
 
 
+def _holding(site: int, generation: int, epoch: int, freed: dict[int, Freed] | None = None) -> State:
+    state = State()
+    state.epochs[site] = epoch
+    state.frames[0]["alpha"] = Value(Kind.TENSOR, frozenset({node_id(site, generation)}), grad=True)
+    state.freed.update(freed or {})
+    return state
+
+
+def test_a_node_only_an_older_generation_holds_unfreed_is_maybe_freed_because_aged() -> None:
+    """Loop passes joined: the earlier pass ran the site once less, so its current node becomes the
+    older generation, which the later pass freed (`self.alpha` used, then rebuilt): weak, but no
+    path is shown to skip the freeing."""
+    site, call = 9, object()
+    earlier = _holding(site, 0, epoch=1)
+    later = _holding(site, 0, epoch=2, freed={node_id(site, 1): Freed(call)})  # type: ignore[arg-type]
+    later.frames[0]["old"] = Value(Kind.TENSOR, frozenset({node_id(site, 1)}), grad=True)
+    joined = State.join_all([earlier, later])
+    assert joined is not None
+    why = joined.freed[node_id(site, 1)]
+    assert why.weak and why.aged
+
+
+def test_a_node_a_path_holds_unfreed_at_the_same_epoch_is_maybe_freed_by_that_path() -> None:
+    site, call = 9, object()
+    kept = _holding(site, 1, epoch=2)
+    freed = _holding(site, 1, epoch=2, freed={node_id(site, 1): Freed(call)})  # type: ignore[arg-type]
+    joined = State.join_all([kept, freed])
+    assert joined is not None
+    why = joined.freed[node_id(site, 1)]
+    assert why.weak and not why.aged
+
+
 # -- scopes and evidence ----------------------------------------------------------------------
 
 
