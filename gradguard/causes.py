@@ -64,6 +64,7 @@ class Evidence:
     outside_loop: bool = False  # the failing root was computed outside the loop or closure calling it
     grad_feeds_loss: bool = False  # what torch.autograd.grad returned is part of the later loss
     intended_second_pass: bool = False  # the program means to backward the same graph twice
+    sampled: bool = False  # the collection is read by picking items at random: a store kept on purpose
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,10 @@ CAUSES: dict[Cause, CauseInfo] = {info.cause: info for info in (
         "value and cuts the graph at the iteration boundary (truncated backpropagation through time)."),
     CauseInfo(
         Cause.COLLECTED, "GG003",
-        (Option(FixKind.OTHER, _always, "empty the collection after the backward that used it"),),
+        (Option(FixKind.DETACH, lambda e: e.sampled,
+                "store what is added to the collection detached (or add it under torch.no_grad()): the "
+                "program samples from it, so emptying it would change what it trains on"),
+         Option(FixKind.OTHER, _always, "empty the collection after the backward that used it")),
         "tensors with their graphs are collected in `{carrier}` across iterations and never cleared, so a "
         "later backward reaches graphs that earlier iterations' backward calls freed.",
         _WRONG + "it would keep the graph behind every tensor ever added alive; memory grows every step "

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from gradguard.analysis import api
 from gradguard.analysis.autograd import Boundary, Met
 from gradguard.analysis.facts import (
     Carrier,
@@ -17,6 +18,7 @@ from gradguard.analysis.facts import (
     KeptAlive,
     NeedlessRetain,
 )
+from gradguard.analysis.names import canonical, qualify
 from gradguard.analysis.program import Program
 from gradguard.analysis.values import (
     GENERATIONS,
@@ -233,9 +235,12 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         first_reads = tuple(r for r in program.call_reads.get(freed_by, ())
                             if outermost(r).holder.key == read.holder.key)
         updates = [_self_update(d, read.holder.text) for d in read.defs]
-        carrier = Carrier(read.holder, tuple(read.defs), tuple(b.read for b in boundary), first_reads,
+        reads = tuple(b.read for b in boundary)
+        carrier = Carrier(read.holder, tuple(read.defs), reads, first_reads,
                           is_tuple=read.shape == "tuple", is_container=read.shape == "container",
                           is_data=read.shape == "data",
+                          sampled=read.shape == "container" and any(
+                              _picked_from(program, outermost(r)) for r in (*reads, *first_reads)),
                           maybe_none=read.maybe_none or read.holder.key in program.none_assigned,
                           self_update=any(u for u, _ in updates), augmented=any(a for _, a in updates))
     elif met.holding and any(_self_update(d, name)[0] for name, defs, _ in met.holding for d in defs):
@@ -448,6 +453,27 @@ def _needless_retains(program: Program) -> list[NeedlessRetain]:
         seen.add(id(call.node))
         results.append(NeedlessRetain(call, keyword, bool(call.loops)))
     return results
+
+
+def _picked_from(program: Program, read: Read) -> bool:
+    """Whether a read of a container is the first argument of a call that picks some of its items at
+    random (`random.sample(self.buffer, n)`)."""
+    if read.statement is None:
+        return False
+    found = False
+    function = read.function
+    imports = function.module.imports if function is not None and function.module is not None else program.imports
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            if node.args and node.args[0].value is read.expr:
+                name = qualify(node.func, imports)
+                fact = api.lookup(canonical(name)) if name is not None else None
+                found = found or (fact is not None and fact.picks)
+
+    read.statement.visit(Finder())
+    return found
 
 
 def _retain_keyword(node: cst.CSTNode) -> cst.Arg | None:

@@ -49,6 +49,9 @@ class Carrier:
     self_update: bool = False  # its new value is computed from its old one (h = f(h), acc += x)
     augmented: bool = False  # updated with `+=` / `x = x + ...`
     is_data: bool = False  # a dataset, loader or batch (what it holds carries the graph)
+    # A container the program reads by picking items at random (`random.sample(self.buffer, n)`): a
+    # store of data it keeps on purpose (a replay buffer), not a collection to empty.
+    sampled: bool = False
 
 
 @dataclass(frozen=True)

@@ -520,7 +520,10 @@ class Interpreter(Evaluator):
         if isinstance(expr, cst.Attribute):
             owner = self.peek(expr.value, state, frame)
             object_key = object_atom_key(owner, expr.attr.value)
-            if object_key is not None and object_key not in state.assume:
+            # Only an attribute the program's own code set (`self.tune = args.tune`): one a library
+            # maintains (`self.training`, which `model.train()` sets) may change behind its back.
+            if object_key is not None and object_key not in state.assume \
+                    and (owner.ref.key, expr.attr.value) in state.hdefs:  # type: ignore[union-attr]
                 # The same flag of the same object, wherever it is tested from (`self.tune` in a
                 # method, `agent.tune` in the loop): it outlives the call that tested it.
                 assert owner is not None and isinstance(owner.ref, ClassInfo)

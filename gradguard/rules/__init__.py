@@ -199,6 +199,7 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         periodic=failing.statement is not None and periodic_in_loop(facts, failing.statement),
         outside_loop=same_call or closure is not None,
         grad_feeds_loss=grad_feeds_later_code(facts, conflict),
+        sampled=conflict.carrier is not None and conflict.carrier.sampled,
     )
 
 

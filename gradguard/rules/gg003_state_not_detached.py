@@ -37,6 +37,10 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         detached = codemods.detached_as(facts, holder, shape, items)
         entry = codemods.first_reading(facts, conflict.entry_statement, name)
         return [codemods.insert_before(facts, entry, [f"{name} = {detached}"])], None
+    if carrier.is_container and option.kind is model.FixKind.DETACH and carrier.sampled:
+        added = " at " + ", ".join(facts.where(a) for a in carrier.assignments) if carrier.assignments else ""
+        return [], (f"Store the tensors added to `{{carrier}}`{added} detached, or add them under "
+                    "`torch.no_grad()`: the program samples from it, so emptying it would change what it trains on")
     if carrier.is_container:
         if conflict.failing.statement is None:
             return [], None

@@ -175,3 +175,40 @@ def test_main_given_a_graph_or_a_literal_is_still_followed_from_its_call() -> No
     literal = MAIN.replace("def main(args):", "def main(args, verbose):").replace(
         "main(parse_args())", "main(parse_args(), True)")
     assert _runs_of_main(literal) == [False, True]
+
+
+def test_a_replay_buffer_the_loop_samples_from_is_a_store_not_a_collection_to_empty() -> None:
+    """The model says the buffer is sampled (`random.sample(self.buffer, n)`); the cause model then
+    advises storing detached items where they are added, never emptying the buffer."""
+    from gradguard import causes
+    from gradguard.analysis import facts_for
+
+    facts = facts_for(REPLAY)
+    assert facts is not None
+    (conflict,) = facts.conflicts
+    assert conflict.carrier is not None and conflict.carrier.is_container and conflict.carrier.sampled
+    assert causes.fix_kind(causes.Cause.COLLECTED, causes.Evidence(sampled=True)) is causes.FixKind.DETACH
+    (finding,) = analyze(REPLAY)
+    assert finding.fix is None
+    assert "Store the tensors added to `self.buffer` at line 16 detached" in finding.message
+    assert "Empty" not in finding.message
+
+
+def test_a_list_of_losses_summed_whole_is_still_emptied() -> None:
+    source = textwrap.dedent("""\
+        import torch
+
+        w = torch.ones(3, requires_grad=True)
+        opt = torch.optim.SGD([w], lr=0.1)
+        losses = []
+        for step in range(4):
+            losses.append((w * step).sum())
+            opt.zero_grad()
+            torch.stack(losses).sum().backward()
+            opt.step()
+        """)
+    from gradguard.analysis import facts_for
+
+    facts = facts_for(source)
+    assert facts is not None
+    assert [c.carrier.sampled for c in facts.conflicts if c.carrier is not None] == [False]

@@ -55,6 +55,7 @@ import torch
 
 model = torch.nn.Linear(4, 1)
 x = torch.randn(8, 4)
+out = model(x)
 for step in range(3):
     try:
         loss = out.pow(2).mean()

@@ -177,6 +177,9 @@ class Fact:
     pure: bool = False  # no effect, and a result fixed by its arguments: a condition over it is stable
     registers: Returns | None = None  # `register_buffer(name, t)` (BUFFERS) or a parameter (PARAMETERS)
     clears: bool = False  # empties the container it is called on
+    # Returns some items of the container its first argument is, chosen at random (`random.sample`):
+    # a container read so is a store the program samples from (a replay buffer).
+    picks: bool = False
     updates_weights: bool = False  # an optimizer's update: the weights change in place
     resets_grads: bool = False  # an optimizer's `zero_grad`: with its update, the receiver is an optimizer
     source: str = "hand"  # "hand", "torch" (generated from the installed torch) or "config"

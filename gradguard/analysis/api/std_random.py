@@ -1,0 +1,10 @@
+"""random and numpy.random: calls that pick some items of a container, the way a replay buffer is read."""
+
+from __future__ import annotations
+
+from gradguard.analysis.api.facts import Fact, Returns, facts
+
+FACTS: tuple[Fact, ...] = (
+    *facts(("random.sample", "random.choices", "numpy.random.choice"), returns=Returns.DERIVED, picks=True),
+    Fact("random.choice", returns=Returns.DERIVED, picks=True),
+)
