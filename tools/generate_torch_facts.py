@@ -77,6 +77,8 @@ SIGNATURES: tuple[tuple[str, ...], ...] = (
     ("I", "M"), ("X4", "1"), ("V", "W1"), ("V", "0.5", "True"), ("V", "(3,)", "(1,)"),
     ("X5", "2"), ("X5", "W5"),
     ("3",), ("3", "3"), ("(3,)",), ("(3,)", "0.5"), ("0", "1", "3"), ("3", "(3,)"),
+    # Probabilities (values in (0, 1)): sampling ops refuse negative inputs (`multinomial`, `bernoulli`).
+    ("U",), ("U", "1"),
 )
 SEPARATOR = ";"
 

@@ -212,3 +212,14 @@ def test_a_list_of_losses_summed_whole_is_still_emptied() -> None:
     facts = facts_for(source)
     assert facts is not None
     assert [c.carrier.sampled for c in facts.conflicts if c.carrier is not None] == [False]
+
+
+def test_an_action_sampled_with_multinomial_carries_no_graph_into_the_buffer() -> None:
+    """`probs.multinomial(1)` returns integer indices, never a graph (a generated torch fact): a buffer
+    of detached features and sampled actions is clean (RL-Adventure-2's ACER, a false GG006 before)."""
+    source = REPLAY.replace(
+        "    action = int(q_head(z).argmax()) if random.random() > 0.3 else random.randrange(2)\n",
+        "    sampled = q_head(z).softmax(-1).multinomial(1)\n    action = int(sampled)\n",
+    ).replace("buffer.push(z, action,", "buffer.push(z.detach(), sampled,")
+    assert "multinomial" in source and "sampled," in source
+    assert _codes(source) == []
