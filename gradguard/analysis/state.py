@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -17,6 +17,7 @@ from gradguard.analysis.values import (
     join,
     rename,
     same,
+    site_nodes,
 )
 
 if TYPE_CHECKING:
@@ -187,17 +188,30 @@ class State:
         """A site is evaluated again: each of its nodes gets one generation older everywhere."""
         base = site * GENERATIONS
         last = base + GENERATIONS - 1
+        of_site = site_nodes(site)
+        # One pass finds the few values holding a node of the site (states hold hundreds of values).
+        held: set[int] = set()
+        in_frames: list[tuple[dict[str, Value], str, Value]] = []
+        for frame in self.frames:
+            for name, value in frame.items():
+                if value.nodes and not value.nodes.isdisjoint(of_site):
+                    in_frames.append((frame, name, value))
+                    held.update(value.nodes & of_site)
+        in_heap: list[tuple[Any, Value]] = []
+        for key, value in self.heap.items():
+            if value.nodes and not value.nodes.isdisjoint(of_site):
+                in_heap.append((key, value))
+                held.update(value.nodes & of_site)
         # Freed instances nothing holds any more cannot be reached again: forget them, so they
         # do not make a merged generation look freed.
         for node in range(base, last + 1):
-            if node in self.freed and not self.reachable(node):
+            if node in self.freed and node not in held:
                 del self.freed[node]
-        for frame in self.frames:
-            for name, value in frame.items():
-                renamed = rename(value, site)
-                if renamed is not value:
-                    frame[name] = renamed
-        for key, value in self.heap.items():
+        for frame, name, value in in_frames:
+            renamed = rename(value, site)
+            if renamed is not value:
+                frame[name] = renamed
+        for key, value in in_heap:
             renamed = rename(value, site)
             if renamed is not value:
                 self.heap[key] = renamed

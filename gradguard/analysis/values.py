@@ -217,6 +217,22 @@ def same(a: Value | None, b: Value | None) -> bool:
     return True
 
 
+def evolve(value: Value, **changes: Any) -> Value:
+    """`dataclasses.replace` for the renaming hot paths: a copy with `changes`, without re-running
+    the dataclass's `__init__` (a Value has no `__post_init__` and no slots)."""
+    new = object.__new__(Value)
+    new.__dict__.update(value.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
+@lru_cache(maxsize=4096)
+def site_nodes(site: int) -> frozenset[int]:
+    """Every node id of `site`, its summary generation included."""
+    base = site * GENERATIONS
+    return frozenset(range(base, base + GENERATIONS))
+
+
 @lru_cache(maxsize=4096)
 def moving(site: int) -> frozenset[int]:
     """The node ids of `site` that get older when it is evaluated again (all but the summary)."""
@@ -235,7 +251,7 @@ def rename(value: Value, site: int) -> Value:
     top_mine = value.top & ageing
     top = (value.top - top_mine) | frozenset(n + 1 for n in top_mine) if top_mine else value.top
     elems = tuple(rename(e, site) for e in value.elems) if value.elems is not None else None
-    return replace(value, nodes=nodes, top=top, elems=elems)
+    return evolve(value, nodes=nodes, top=top, elems=elems)
 
 
 @dataclass(frozen=True)
@@ -359,13 +375,15 @@ def fold_generations(value: Value, sites: frozenset[int]) -> Value:
     """`value` with every older generation of `sites` folded into the summary generation."""
     if not value.nodes and value.elems is None:
         return value
+    if value.elems is None and all(n // GENERATIONS not in sites for n in value.nodes):
+        return value
     nodes = frozenset(_folded(n, sites) for n in value.nodes)
     top = frozenset(_folded(n, sites) for n in value.top)
     elems = tuple(fold_generations(e, sites) for e in value.elems) if value.elems is not None else None
     if nodes == value.nodes and top == value.top and (elems is None or all(
             a is b for a, b in zip(elems, value.elems or ()))):
         return value
-    return replace(value, nodes=nodes, top=top, elems=elems)
+    return evolve(value, nodes=nodes, top=top, elems=elems)
 
 
 def _folded(node: int, sites: frozenset[int]) -> int:
