@@ -375,15 +375,25 @@ def fold_generations(value: Value, sites: frozenset[int]) -> Value:
     """`value` with every older generation of `sites` folded into the summary generation."""
     if not value.nodes and value.elems is None:
         return value
-    if value.elems is None and all(n // GENERATIONS not in sites for n in value.nodes):
+    older = _older_generations(sites)
+    mine = value.nodes & older
+    if not mine and value.elems is None:
         return value
-    nodes = frozenset(_folded(n, sites) for n in value.nodes)
-    top = frozenset(_folded(n, sites) for n in value.top)
+    # Set operations, not a loop over the nodes: values of real models hold hundreds of them.
+    nodes = (value.nodes - mine) | frozenset(_folded(n, sites) for n in mine) if mine else value.nodes
+    top_mine = value.top & older
+    top = (value.top - top_mine) | frozenset(_folded(n, sites) for n in top_mine) if top_mine else value.top
     elems = tuple(fold_generations(e, sites) for e in value.elems) if value.elems is not None else None
     if nodes == value.nodes and top == value.top and (elems is None or all(
             a is b for a, b in zip(elems, value.elems or ()))):
         return value
     return evolve(value, nodes=nodes, top=top, elems=elems)
+
+
+@lru_cache(maxsize=256)
+def _older_generations(sites: frozenset[int]) -> frozenset[int]:
+    """The node ids `fold_generations` moves: every generation of `sites` but the newest and the summary."""
+    return frozenset(site * GENERATIONS + generation for site in sites for generation in range(1, GENERATIONS - 1))
 
 
 def _folded(node: int, sites: frozenset[int]) -> int:
