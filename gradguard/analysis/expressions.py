@@ -486,7 +486,20 @@ class Evaluator(CallEvaluation, AutogradEvents):
             container = self.eval(target.value, state, frame)
             if container.kind is Kind.SCALAR:
                 return  # an item of a numpy array or a number: the tensor stored is converted
-            updated = self.container_add(container, value)
+            key = _string_key(target.slice[0].slice.value) if len(target.slice) == 1 \
+                and isinstance(target.slice[0].slice, cst.Index) else None
+            if container.kind is Kind.DICT and container.keys is not None and container.elems is not None \
+                    and key is not None:
+                # `feats["a"] = out` on a dict whose keys are known: that entry is replaced, not added to.
+                keys, elems = list(container.keys), list(container.elems)
+                if key in keys:
+                    elems[keys.index(key)] = value
+                else:
+                    keys.append(key)
+                    elems.append(value)
+                updated = replace(self.container_of(Kind.DICT, elems), elems=tuple(elems), keys=tuple(keys))
+            else:
+                updated = self.container_add(container, value)
             self.store_in_place(target.value, updated, state, frame, statement)
         elif isinstance(target, cst.StarredElement):
             self.assign(target.value, value, state, frame, statement, source)
