@@ -37,8 +37,6 @@ ALL = Selection(select=("GG",), ignore=())
 _CROSS_MODULE = ("the value is computed in a method of a class that now lives in lib.py, and fixes edit the "
                  "linted file only; recomputing it from the loop needs the objects that hold it "
                  "(`model.layers[i]`, `model.rotary`), not one variable")
-_DICT_ENTRY = ("the analysis names the whole dict `_state1` as carrier, not the entry that holds the state, "
-               "nor its shape (a tensor or an (h, c) tuple): only words are offered")
 _DICT_ACCUMULATOR = "the analysis does not see a loss accumulated in a dict entry (`state['total'] += loss`)"
 _TUPLE_ACCUMULATOR = ("an accumulator rebuilt into a tuple each step is GG003 on its temporary, not GG004; "
                       "detaching it may meet the Python number it starts as, so the fix is withheld")
@@ -54,9 +52,6 @@ GAPS: dict[tuple[str, str], tuple[str, str]] = {
     ("gg006_masked_weight_in_init", "definitions-in-another-module"): ("no-fix", _CROSS_MODULE),
     ("gg006_rotary_cache", "definitions-in-another-module"): ("no-fix", _CROSS_MODULE),
     ("gg003_reinforce_saved_log_probs", "backward-under-a-condition"): ("no-fix", _PATHS_JOINED),
-    ("gg003_gru_tensor_hidden", "state-in-a-dict"): ("no-fix", _DICT_ENTRY),
-    ("gg003_lstm_lm_train_function", "state-in-a-dict"): ("no-fix", _DICT_ENTRY),
-    ("gg003_lstm_tbptt_tuple_hidden", "state-in-a-dict"): ("no-fix", _DICT_ENTRY),
     ("gg004_epoch_loss_backward_in_loop", "state-in-a-dict"): ("no-fix", _DICT_ACCUMULATOR),
     ("gg004_grad_accum_not_reset", "state-in-a-dict"): ("no-fix", _DICT_ACCUMULATOR),
     ("gg004_total_loss_iadd", "state-in-a-dict"): ("no-fix", _DICT_ACCUMULATOR),

@@ -43,8 +43,6 @@ OPEN = {
     ("gg005_dcgan_synthetic", "loop-in-a-trainer"): "optimizers passed to `Trainer.__init__` are not tied to the "
                                                     "modules they step: the GAN step is GG002",
     ("c1_hidden_detach_inplace", "state-in-a-dict"): _DICT_DETACHED,
-    ("c1_repackage_hidden", "state-in-a-dict"): _DICT_DETACHED,
-    ("c3_nested_state_repackaged", "state-in-a-dict"): _DICT_DETACHED,
 }
 
 
