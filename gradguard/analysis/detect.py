@@ -9,6 +9,7 @@ from dataclasses import replace
 import libcst as cst
 
 from gradguard.analysis import api
+from gradguard.analysis import knowledge as K
 from gradguard.analysis.autograd import Boundary, Met
 from gradguard.analysis.facts import (
     Carrier,
@@ -480,7 +481,7 @@ def _retain_keyword(node: cst.CSTNode) -> cst.Arg | None:
     if not isinstance(node, cst.Call):
         return None
     for arg in node.args:
-        if (arg.keyword is not None and arg.keyword.value == "retain_graph"
+        if (arg.keyword is not None and arg.keyword.value in K.RETAIN_GRAPH_KEYWORDS
                 and isinstance(arg.value, cst.Name) and arg.value.value == "True"):
             return arg
     return None
