@@ -87,13 +87,22 @@ class State:
             result._absorb(other)
         if len(live) > 1 and result.freed:
             held = [state.held_nodes() for state in live]
-            for node, why in list(result.freed.items()):
+            joined = result.freed
+            # Most entries are the very same record on every path (copied from a common ancestor):
+            # such a node changes only when no path holds it any more.
+            differing: set[int] = set()
+            for state in live:
+                theirs = state.freed
+                differing.update([node for node, why in joined.items() if theirs.get(node) is not why])
+            held_any: set[int] = set().union(*held)
+            for node in [node for node in joined if node not in differing and node not in held_any]:
+                del joined[node]
+            for node in differing:
+                why = joined[node]
                 holding = [state for state, nodes in zip(live, held) if node in nodes]
                 if not holding:
                     del result.freed[node]
                     continue
-                # Weak when a path holding it never freed it; a path where it is only maybe freed
-                # does not outweigh one where it certainly is.
                 # Weak unless every path holding it certainly freed it: a path where it is only
                 # maybe freed (a join further up) may well be one where it never was.
                 alive = [(state, index) for index, state in enumerate(live) if state in holding
