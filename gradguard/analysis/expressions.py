@@ -25,11 +25,17 @@ from gradguard.analysis.api import (
 )
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
 from gradguard.analysis.calls import Args, CallEvaluation
-from gradguard.analysis.conditions import Atom
+from gradguard.analysis.conditions import Atom, chains_of, decide
 from gradguard.analysis.evidence import Role, roles_in
 from gradguard.analysis.names import canonical, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo, Project
-from gradguard.analysis.scopes import Bindings, checked_locals
+from gradguard.analysis.scopes import (
+    Bindings,
+    Placement,
+    assigned_in,
+    checked_locals,
+    placement,
+)
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import (
     DATA,
@@ -129,8 +135,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.unsplittable: set[str] = set()
         self.module_node: cst.Module | None = None
         self.scope_names: dict[cst.CSTNode, Bindings] = {}
+        self.placements: dict[cst.CSTNode, Placement] = {}
+        self.invariant_tests: dict[tuple[cst.CSTNode, cst.CSTNode], bool] = {}
         self.class_roles: dict[str, dict[str, Role]] = {}
         self.loop_names: dict[cst.CSTNode, frozenset[str]] = {}
+        self.if_names: dict[cst.CSTNode, frozenset[str]] = {}
         # For a `for` loop over a container that sums up several items: the sites with more than
         # one generation in it, each generation another item's own graph.
         self.item_sites: dict[cst.CSTNode, frozenset[int]] = {}
@@ -348,6 +357,43 @@ class Evaluator(CallEvaluation, AutogradEvents):
             names = self.scope_names[scope] = checked_locals(scope)
         return names
 
+    def bound_in_another_world(self, name: str, state: State, frame: Frame) -> bool:
+        """Every assignment that could have bound the local `name` sits in an `if` arm this path
+        has decided the other way, on a test no assignment in the running loop changes: the value
+        can only come from an earlier iteration that took the arm, which this iteration would have
+        taken too. The path is one where the name was never bound (a NameError first), even when
+        forgetting conditions joined it with the paths that took the arm."""
+        defs = state.defs[-1].get(name)
+        if not defs or name in frame.global_names:
+            return False
+        scope = frame.function.node if frame.function is not None else self.module_node
+        if not isinstance(scope, (cst.FunctionDef, cst.Module)):
+            return False
+        where = self.placements.get(scope)
+        if where is None:
+            where = self.placements[scope] = placement(scope)
+        outer = frame.loops[0]
+        for statement in defs:
+            arms = where.guards.get(statement)
+            if not arms or outer not in where.loops.get(statement, ()):
+                return False
+            if not any(decide(test, state.assume) is (not truth) and self.invariant_in(test, outer)
+                       for test, truth in arms):
+                return False
+        return True
+
+    def invariant_in(self, test: cst.BaseExpression, loop: cst.CSTNode) -> bool:
+        """No assignment inside `loop` changes a name or attribute chain `test` reads."""
+        found = self.invariant_tests.get((test, loop))
+        if found is None:
+            assigned = self.loop_names.get(loop)
+            if assigned is None:
+                assigned = self.loop_names[loop] = assigned_in(loop)
+            reads = {text for chain in chains_of(test) if (text := dotted(chain)) is not None}
+            found = self.invariant_tests[(test, loop)] = not any(
+                read == a or read.startswith(a + ".") or a.startswith(read + ".") for read in reads for a in assigned)
+        return found
+
     def bound_elsewhere(self, name: str, state: State, frame: Frame) -> bool:
         """A name the interpreter knows by other means (an import, a builtin)."""
         return name in frame.imports or name in self.imports or name in builtin_names()
@@ -514,6 +560,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if expr.value in ("True", "False"):
                 return SCALAR
             value = self.lookup(expr.value, state, frame)
+            if value is not None and state.assume and frame.loops \
+                    and self.bound_in_another_world(expr.value, state, frame):
+                state.dead = True
+                return UNKNOWN
             if value is None:
                 imported = frame.imports.get(expr.value) or self.imports.get(expr.value)
                 if imported is not None and self.project is not None:

@@ -37,6 +37,7 @@ from gradguard.analysis.expressions import (
     TimeLimit,
 )
 from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
+from gradguard.analysis.scopes import assigned_in
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import (
     GENERATIONS,
@@ -207,10 +208,16 @@ class Interpreter(Evaluator):
                 and bool(m.findall(statement, m.Call()))
         return found
 
-    def regroup(self, parts: list[State]) -> list[State]:
+    def regroup(self, parts: list[State], forgotten: set[str] | None = None) -> list[State]:
         """Join the states that no condition tells apart; keep at most `MAX_PARTS`, forgetting
-        the oldest conditions first."""
+        the oldest conditions first. With `forgotten` (a loop's), the conditions forgotten before
+        stay forgotten and those forgotten now are added: a loop's partitions then only ever
+        coarsen from one pass to the next, and its fixed point is reached."""
         live = [part for part in parts if not part.dead]
+        if forgotten:
+            for part in live:
+                for key in forgotten.intersection(part.assume):
+                    del part.assume[key]
         if len(live) <= 1:
             return live
         while True:
@@ -219,12 +226,14 @@ class Interpreter(Evaluator):
                 groups.setdefault(part.partition_key(), []).append(part)
             if len(groups) <= MAX_PARTS:
                 break
-            forgotten = self._least_separating(live)
-            if forgotten.startswith(OBJECT_ATOM):
+            dropped = self._least_separating(live)
+            if dropped.startswith(OBJECT_ATOM):
                 # Too many paths to keep this flag apart: never split a statement on it again.
-                self.unsplittable.add(forgotten)
+                self.unsplittable.add(dropped)
+            if forgotten is not None:
+                forgotten.add(dropped)
             for part in live:
-                part.assume.pop(forgotten, None)
+                part.assume.pop(dropped, None)
         result = []
         for group in groups.values():
             if len(group) == 1:
@@ -383,9 +392,32 @@ class Interpreter(Evaluator):
     def exec_if(self, statement: cst.If, state: State, frame: Frame) -> None:
         self.merge_into(state, self.if_parts(statement, state, frame))
 
-    def if_parts(self, statement: cst.If, state: State, frame: Frame) -> list[State]:
+    def if_parts(self, statement: cst.If, state: State, frame: Frame, head: bool = True) -> list[State]:
         """Both arms of an `if`, each assuming its condition; an arm the path already decided
         against is not run."""
+        outcomes = self._if_parts(statement, state, frame)
+        if head and frame.loops:
+            self.unbind_other_worlds(statement, outcomes, frame)
+        return outcomes
+
+    def unbind_other_worlds(self, statement: cst.If, outcomes: list[State], frame: Frame) -> None:
+        """A path that took no arm binding a name, on a test no assignment in the loop changes,
+        holds that name only from an earlier iteration that took the arm, which cannot be: on it the
+        name is unbound (`if num_return == 2: spk, mem = net(x)` with no `else`). Unbinding it
+        there keeps a join with the paths that bound it from reviving the stale value."""
+        names = self.if_names.get(statement)
+        if names is None:
+            names = self.if_names[statement] = frozenset(n for n in assigned_in(statement) if "." not in n)
+        for part in outcomes:
+            if part.dead or not part.assume:
+                continue
+            top = part.frames[-1]
+            for name in names:
+                if name in top and self.bound_in_another_world(name, part, frame):
+                    del top[name]
+                    part.defs[-1].pop(name, None)
+
+    def _if_parts(self, statement: cst.If, state: State, frame: Frame) -> list[State]:
         self.eval(statement.test, state, frame)
         if state.dead:
             return []
@@ -411,7 +443,7 @@ class Interpreter(Evaluator):
             frame.conditions.append((statement, False))
             try:
                 if isinstance(statement.orelse, cst.If):
-                    outcomes.extend(self.if_parts(statement.orelse, other, frame))
+                    outcomes.extend(self.if_parts(statement.orelse, other, frame, head=False))
                 elif isinstance(statement.orelse, cst.Else):
                     outcomes.extend(self.exec_parts(statement.orelse.body, other, frame, statement.orelse))
                 else:
@@ -702,6 +734,8 @@ class Interpreter(Evaluator):
         exits: list[State] = []
         skipped: list[State] = []
         converged = False
+        forgotten: set[str] = set()
+        forgotten_before = 0
         frame.loops.append(loop)
         entry_epochs = dict(state.epochs)
         try:
@@ -727,7 +761,7 @@ class Interpreter(Evaluator):
                 grew = False  # only new partitions, whose values the others already cover
                 before_pass = list(later.values())
                 dirty: set[frozenset[tuple[str, bool]]] = set()
-                for part in self.regroup(produced):
+                for part in self.regroup(produced, forgotten):
                     key = part.partition_key()
                     known = later.get(key)
                     if known is None:
@@ -745,13 +779,15 @@ class Interpreter(Evaluator):
                         later[key] = merged
                         changed = True
                         dirty.add(key)
-                if len(later) > MAX_PARTS:
-                    later = {p.partition_key(): p for p in self.regroup(list(later.values()))}
+                overflowed = len(later) > MAX_PARTS or len(forgotten) > forgotten_before
+                forgotten_before = len(forgotten)
+                if overflowed:
+                    later = {p.partition_key(): p for p in self.regroup(list(later.values()), forgotten)}
                     dirty = set(later)
-                if grew and not changed and passes + 1 >= WIDEN_AFTER and before_pass:
+                if (overflowed or (grew and not changed)) and passes + 1 >= WIDEN_AFTER and before_pass:
                     # Condition atoms can split the states into ever new partitions (regrouping
-                    # renames them): once widened, the paths together holding nothing new is a
-                    # fixed point too.
+                    # forgets some and joins the rest anew each pass): once widened, the paths
+                    # together holding nothing new is a fixed point too.
                     joined, previous = State.join_all(list(later.values())), State.join_all(before_pass)
                     changed = joined is None or previous is None or not _same_widened(joined, previous, entry_epochs)
                 elif grew:

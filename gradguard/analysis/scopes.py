@@ -200,3 +200,67 @@ def assigned_in(node: cst.CSTNode) -> frozenset[str]:
     node.visit(Finder())
     return frozenset(found)
 
+
+
+Guard = tuple[cst.BaseExpression, bool]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where each statement of a scope sits: the `if` arms around it (each test with the truth its
+    arm needs; an `elif` arm also needs the tests before it false) and the loops around it."""
+
+    guards: dict[cst.CSTNode, tuple[Guard, ...]]
+    loops: dict[cst.CSTNode, tuple[cst.CSTNode, ...]]
+
+
+def placement(scope: cst.Module | cst.FunctionDef) -> Placement:
+    """The `if` arms and loops around every statement of `scope` (nested scopes excluded)."""
+    guards: dict[cst.CSTNode, tuple[Guard, ...]] = {}
+    loops: dict[cst.CSTNode, tuple[cst.CSTNode, ...]] = {}
+
+    def block(body: cst.CSTNode | None, arms: tuple[Guard, ...], around: tuple[cst.CSTNode, ...]) -> None:
+        if body is None:
+            return
+        for statement in getattr(body, "body", ()):
+            place(statement, arms, around)
+
+    def place(statement: cst.CSTNode, arms: tuple[Guard, ...], around: tuple[cst.CSTNode, ...]) -> None:
+        guards[statement] = arms
+        loops[statement] = around
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            return
+        if isinstance(statement, cst.If):
+            block(statement.body, (*arms, (statement.test, True)), around)
+            otherwise = (*arms, (statement.test, False))
+            if isinstance(statement.orelse, cst.If):
+                place(statement.orelse, otherwise, around)
+            elif statement.orelse is not None:
+                block(statement.orelse.body, otherwise, around)
+            return
+        if isinstance(statement, (cst.For, cst.While)):
+            block(statement.body, arms, (*around, statement))
+            if statement.orelse is not None:
+                block(statement.orelse.body, arms, around)
+            return
+        if isinstance(statement, cst.Try):
+            block(statement.body, arms, around)
+            for handler in statement.handlers:
+                block(handler.body, arms, around)
+            for extra in (statement.orelse, statement.finalbody):
+                if extra is not None:
+                    block(extra.body, arms, around)
+            return
+        if isinstance(statement, cst.Match):
+            for case in statement.cases:
+                block(case.body, arms, around)
+            return
+        if hasattr(statement, "body") and not isinstance(statement, cst.SimpleStatementLine):
+            block(statement.body, arms, around)
+
+    if isinstance(scope, cst.Module):
+        for statement in scope.body:
+            place(statement, (), ())
+    else:
+        block(scope.body, (), ())
+    return Placement(guards, loops)

@@ -234,8 +234,10 @@ class State:
         elif summary is None:
             self.freed[last] = arriving
         else:
-            self.freed[last] = replace(summary, stepped=summary.stepped | arriving.stepped,
-                                       weak=summary.weak and arriving.weak)
+            # The summary now stands for both instances: maybe not freed if either maybe was not.
+            weak = summary.weak or arriving.weak
+            aged = weak and all(why.aged for why in (summary, arriving) if why.weak)
+            self.freed[last] = replace(summary, stepped=summary.stepped | arriving.stepped, weak=weak, aged=aged)
         for node in range(base, last - 1):
             why = moving[node]
             if why is not None:

@@ -3,6 +3,7 @@ decide, path partitions, loops reaching a fixed point, unseen arguments, project
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from gradguard.analysis import analyze, analyze_file, facts_for
 from gradguard.analysis.conditions import Atom, decide, equality_of, key_of, strip_not
 from gradguard.analysis.evidence import Role, roles_in
 from gradguard.analysis.project import Project
-from gradguard.analysis.scopes import checked_locals
+from gradguard.analysis.scopes import checked_locals, placement
 from gradguard.analysis.state import State
 from gradguard.analysis.values import GENERATIONS, Freed, Kind, Value, node_id
 
@@ -153,6 +154,20 @@ def test_a_node_a_path_holds_unfreed_at_the_same_epoch_is_maybe_freed_by_that_pa
     assert why.weak and not why.aged
 
 
+
+def test_an_instance_folded_into_the_summary_keeps_it_maybe_freed() -> None:
+    """The summary generation stands for every older instance: folding a surely freed instance into
+    one that is only maybe freed (a list item not yet backward-ed) leaves it maybe freed."""
+    site, call = 5, object()
+    state = State()
+    last = node_id(site, GENERATIONS - 1)
+    state.frames[0]["items"] = Value(Kind.LIST, frozenset({node_id(site, GENERATIONS - 2), last}), grad=True)
+    state.freed[last] = Freed(call, weak=True, aged=True)  # type: ignore[arg-type]
+    state.freed[node_id(site, GENERATIONS - 2)] = Freed(call)  # type: ignore[arg-type]
+    state.rename_site(site)
+    assert state.freed[last].weak and state.freed[last].aged
+
+
 # -- scopes and evidence ----------------------------------------------------------------------
 
 
@@ -276,6 +291,88 @@ def test_a_value_unbound_on_a_path_makes_that_path_impossible() -> None:
             opt.step()
         """)
     assert _codes(source) == []
+
+
+
+def test_a_name_bound_only_under_a_loop_invariant_test_is_unbound_where_it_failed() -> None:
+    """`spk` is bound only when `num_return == 2`: on the other path the first iteration stops with a
+    NameError, so no later iteration reads a stale `spk`, even after the conditions are forgotten."""
+    module = cst.parse_module(textwrap.dedent("""\
+        def tbptt(net, data, num_return, time_var):
+            for step in range(4):
+                if num_return == 2:
+                    if time_var:
+                        spk = net(data[step])
+                    else:
+                        spk = net(data)
+                print(spk)
+        """))
+    function = module.body[0]
+    where = placement(function)
+    loop = function.body.body[0]
+    outer_if = loop.body.body[0]
+    inner_if = outer_if.body.body[0]
+    assignment = inner_if.body.body[0]
+    assert [truth for _, truth in where.guards[assignment]] == [True, True]
+    assert where.loops[assignment] == (loop,)
+    assert where.loops[loop] == ()
+
+
+def test_a_loop_whose_partitions_overflow_reaches_a_fixed_point() -> None:
+    """More loop-invariant flags than partitions (snntorch's TBPTT): the conditions forgotten once
+    stay forgotten for the loop, so its passes stop changing and the truncation is not mistaken for
+    one that keeps the previous graph."""
+    source = _program("""
+        def tbptt(net, loader, opt, criterion, num_return, time_var, time_first, loss_spk,
+                  regularization, reg_spk, k):
+            step_trunc = 0
+            loss_trunc = 0
+            spk_rec, mem_rec = [], []
+            for data, targets in loader:
+                for step in range(10):
+                    if num_return == 2:
+                        if time_var:
+                            if time_first:
+                                spk, mem = net(data[step])
+                            else:
+                                spk, mem = net(data.transpose(1, 0)[step])
+                        else:
+                            spk, mem = net(data)
+                    elif num_return == 3:
+                        if time_var:
+                            spk, _, mem = net(data[step])
+                        else:
+                            spk, _, mem = net(data)
+                    spk_rec.append(spk)
+                    mem_rec.append(mem)
+                    step_trunc += 1
+                    if step_trunc == k:
+                        spk_rec = torch.stack(spk_rec)
+                        mem_rec = torch.stack(mem_rec)
+                        if loss_spk:
+                            loss = criterion(spk_rec, targets)
+                        else:
+                            loss = criterion(mem_rec, targets)
+                        if regularization:
+                            if reg_spk:
+                                loss += regularization(spk_rec)
+                            else:
+                                loss += regularization(mem_rec)
+                        loss_trunc += loss
+                        opt.zero_grad()
+                        loss_trunc.backward()
+                        opt.step()
+                        step_trunc = 0
+                        loss_trunc = 0
+                        spk_rec, mem_rec = [], []
+        """)
+    result = analyze_file(source)
+    assert [d.code for d in result.diagnostics] == []
+    assert result.incomplete == ()
+    # Without the reset, each truncation's backward reaches the items of the ones before.
+    buggy = re.sub(r"(loss_trunc = 0\n)\s*spk_rec, mem_rec = \[\], \[\]\n", r"\1", source)
+    assert buggy != source
+    assert {d.code for d in analyze_file(buggy).diagnostics} & {"GG002", "GG003"}
 
 
 def test_nested_loops_reach_a_fixed_point() -> None:
