@@ -110,8 +110,10 @@ class CallEvaluation:
     def eval_args(self, call: cst.Call, state: State, frame: Frame) -> tuple[Args, dict[str, Value]]:
         args: Args = []
         kwargs: dict[str, Value] = {}
+        marks: list[int] = []
         for arg in call.args:
             value = self.eval(arg.value, state, frame)
+            marks.append(len(self.renamed))
             if arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
                 args_entry = None
@@ -121,6 +123,13 @@ class CallEvaluation:
                 args.append(args_entry)
             elif arg.star:
                 kwargs[f"*{len(kwargs)}"] = value
+        if marks and marks[0] != len(self.renamed):
+            # The arguments evaluated first, as the later ones left the state.
+            at = {id(arg.value): mark for arg, mark in zip(call.args, marks, strict=True)}
+            args = [(expr, self.refresh(value, at[id(expr)], state)) for expr, value in args]
+            named = {arg.keyword.value: at[id(arg.value)] for arg in call.args if arg.keyword is not None}
+            kwargs = {key: self.refresh(value, named[key], state) if key in named else value
+                      for key, value in kwargs.items()}
         return args, kwargs
 
     def call_value(self, call: cst.Call, callee: Value, label: str | None, args: Args,
@@ -511,6 +520,7 @@ class CallEvaluation:
         if name is not None:
             return self.eval_known_call(call, name, state, frame)
         receiver = self.eval(func.value, state, frame)
+        read_at = len(self.renamed)
         label = dotted(func.value)
         if isinstance(receiver.ref, ModuleInfo):
             # `models.Net(...)`: a class or function of a project module.
@@ -623,6 +633,7 @@ class CallEvaluation:
         held = api.method(method, Receiver.CONTAINER)
         if held is not None and held.stores is not None:
             args, kwargs = self.eval_args(call, state, frame)
+            receiver = self.refresh(receiver, read_at, state)
             item = (args[0][1] if held.stores is not Role.LAST else args[-1][1]) if args else UNKNOWN
             if held.stores is Role.ITEMS and item.kind in (Kind.LIST, Kind.TUPLE):
                 item = replace(item, kind=Kind.UNKNOWN, elems=None)
@@ -704,6 +715,7 @@ class CallEvaluation:
             args, kwargs = self.eval_args(call, state, frame)
             return args[0][1] if args else UNKNOWN
         args, kwargs = self.eval_args(call, state, frame)
+        receiver = self.refresh(receiver, read_at, state)
         operands: Args = [(func.value, receiver), *args, *((None, v) for v in kwargs.values())]
         if method in K.INPLACE_OPS and (receiver.nodes or receiver.grad):
             updated = self.derive(call, operands, state, frame)

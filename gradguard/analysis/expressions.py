@@ -140,6 +140,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.class_roles: dict[str, dict[str, Role]] = {}
         self.loop_names: dict[cst.CSTNode, frozenset[str]] = {}
         self.if_names: dict[cst.CSTNode, frozenset[str]] = {}
+        # Every site a derivation aged, with its evaluation count before: what `refresh` replays on
+        # a value read before (cleared at each statement of an entry).
+        self.renamed: list[tuple[int, int]] = []
         # For a `for` loop over a container that sums up several items: the sites with more than
         # one generation in it, each generation another item's own graph.
         self.item_sites: dict[cst.CSTNode, frozenset[int]] = {}
@@ -394,6 +397,22 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 read == a or read.startswith(a + ".") or a.startswith(read + ".") for read in reads for a in assigned)
         return found
 
+    def refresh(self, value: Value, mark: int, state: State) -> Value:
+        """`value`, read before the code since `mark` ran (an operand, a receiver, an earlier
+        argument), with the node ids it holds aged as that code aged them in the state: in
+        `outputs.append(model(x))` the items already in `outputs` are one iteration older once the
+        call has run, not the call's new result."""
+        if mark == len(self.renamed) or not value.nodes:
+            return value
+        first: dict[int, int] = {}
+        for site, epoch in self.renamed[mark:]:
+            if epoch < first.get(site, epoch + 1):
+                first[site] = epoch
+        for site, epoch in first.items():
+            for _ in range(min(state.epochs.get(site, 0) - epoch, GENERATIONS - 1)):
+                value = rename(value, site)
+        return value
+
     def bound_elsewhere(self, name: str, state: State, frame: Frame) -> bool:
         """A name the interpreter knows by other means (an import, a builtin)."""
         return name in frame.imports or name in self.imports or name in builtin_names()
@@ -602,7 +621,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return SCALAR
         if isinstance(expr, cst.BinaryOperation):
             left = self.eval(expr.left, state, frame)
+            mark = len(self.renamed)
             right = self.eval(expr.right, state, frame)
+            left = self.refresh(left, mark, state)
             if left.kind in (Kind.LIST, Kind.TUPLE) and isinstance(expr.operator, cst.Add):
                 return self.container_add(left, right)
             return self.derive(expr, [(expr.left, left), (expr.right, right)], state, frame)
@@ -912,6 +933,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 self.module_labels[(site, epoch + 1)] = inner
         if epoch:
             state.rename_site(site)
+            self.renamed.append((site, epoch))
             self._age_origin(site)
             operands = [(expr, rename(value, site)) for expr, value in operands]
         state.epochs[site] = epoch + 1

@@ -114,6 +114,7 @@ class Interpreter(Evaluator):
         saved = [part.copy() for part in parts]
         met, accumulated = set(self.conflicts), set(self.accumulations)
         self.steps = 0
+        self.renamed.clear()
         self.step_limit = self.max_steps + self.steps_per_line * self.code_of(statement).count("\n")
         self.guarding = True
         try:

@@ -375,6 +375,38 @@ def test_a_loop_whose_partitions_overflow_reaches_a_fixed_point() -> None:
     assert {d.code for d in analyze_file(buggy).diagnostics} & {"GG002", "GG003"}
 
 
+
+def test_a_value_read_before_a_call_that_ages_its_nodes_is_aged_with_them() -> None:
+    """`rec.append(net(x))` reads `rec`, then the call evaluates `net(x)` again: the items already in
+    `rec` are one iteration older, not the new output. Read with their old ids, the previous
+    truncation's freed outputs and the items appended since looked like one tensor."""
+    source = _program("""
+        def tbptt(net, loader, opt, loss_spk, regularization, k):
+            step_trunc = 0
+            spk_rec, mem_rec = [], []
+            for data in loader:
+                for step in range(10):
+                    spk_rec.append(net(data))
+                    mem_rec.append(net(data))
+                    step_trunc += 1
+                    if step_trunc == k:
+                        spk_rec = torch.stack(spk_rec)
+                        mem_rec = torch.stack(mem_rec)
+                        if loss_spk:
+                            loss = spk_rec.sum()
+                        else:
+                            loss = mem_rec.sum()
+                        if regularization:
+                            loss = loss + mem_rec.sum()
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+                        step_trunc = 0
+                        spk_rec, mem_rec = [], []
+        """)
+    assert _codes(source) == []
+
+
 def test_nested_loops_reach_a_fixed_point() -> None:
     source = _program("""
         model = nn.Linear(4, 4)
