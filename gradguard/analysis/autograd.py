@@ -177,7 +177,7 @@ class AutogradEvents:
                 current = current.outer
         retained_by: list[CallInfo] = []
         again: frozenset[int] = frozenset()
-        for retained_call, (nodes, stamps) in self.retains.items():
+        for retained_call, (nodes, stamps) in state.retained.items():
             # The same call counts too: a retaining backward in a loop over one precomputed graph.
             kept = translate(nodes, stamps, state.epochs) & value.nodes
             if kept:
@@ -356,8 +356,11 @@ class AutogradEvents:
         assumed = self.invariant_assumptions(state, frame)
         if keeps:
             previous, _ = self.retains.get(info, (frozenset(), {}))
+            kept = (value.nodes, stamps_of(value.nodes, state.epochs))
             if not previous:
-                self.retains[info] = (value.nodes, stamps_of(value.nodes, state.epochs))
+                self.retains[info] = kept
+            if info not in state.retained:
+                state.retained[info] = kept
             return
         self.call_roots[info] = self.call_roots.get(info, frozenset()) | value.top
         if info not in self.call_reads:

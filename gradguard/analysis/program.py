@@ -147,6 +147,7 @@ class Program(Interpreter):
         # Functions analysed on their own start from what the module built, not from what its
         # own run of them freed: that would be an order of calls nobody wrote.
         globals_after.freed = {}
+        globals_after.retained = {}
         for info in self.top_functions:
             self._entry(info, globals_after, None)
         for cls in [c for c in self.classes.values() if c.module is None]:

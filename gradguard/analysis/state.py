@@ -30,7 +30,8 @@ HeapKey = tuple[str, str]
 class State:
     """One abstract program state. Copied at branches, joined where paths meet."""
 
-    __slots__ = ("assume", "dead", "defs", "epochs", "frames", "freed", "frozen", "hdefs", "heap", "no_grad")
+    __slots__ = ("assume", "dead", "defs", "epochs", "frames", "freed", "frozen", "hdefs", "heap", "no_grad",
+                 "retained")
 
     def __init__(self) -> None:
         self.frames: list[dict[str, Value]] = [{}]
@@ -47,6 +48,10 @@ class State:
         self.epochs: dict[int, int] = {}
         # The branch conditions this state is known to satisfy (see `conditions.py`).
         self.assume: dict[str, Atom] = {}
+        # The retaining backward calls run on the way to this state, with the graph each kept (its
+        # nodes, and the evaluation count of their sites then): only a later backward of the same
+        # path can be one that needs it.
+        self.retained: dict[Any, tuple[frozenset[int], dict[int, int]]] = {}
 
     def copy(self) -> State:
         """An independent copy (values themselves are immutable and shared)."""
@@ -61,6 +66,7 @@ class State:
         other.dead = self.dead
         other.epochs = dict(self.epochs)
         other.assume = dict(self.assume)
+        other.retained = dict(self.retained) if self.retained else {}
         return other
 
     @staticmethod
@@ -140,6 +146,8 @@ class State:
                 self.freed[node] = why
             elif not why.stepped <= mine_f.stepped or (mine_f.weak and not why.weak):
                 self.freed[node] = replace(mine_f, stepped=mine_f.stepped | why.stepped, weak=mine_f.weak and why.weak)
+        for call, kept in other.retained.items():
+            self.retained.setdefault(call, kept)
         self.no_grad = self.no_grad and other.no_grad
         # Frozen where paths meet only if frozen on every one (as no_grad): a module its loop
         # unfreezes again at the top is trainable there.

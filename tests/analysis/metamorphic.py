@@ -164,6 +164,61 @@ def backward_in_condition(source: str) -> Files | None:
     return {"train.py": rewritten.with_changes(body=body).code}
 
 
+class _CallsUnderFlags(cst.CSTTransformer):
+    """Inside loops that backward, each assignment of a call's result (not a marked line) becomes
+    `if FLAG_k: <it> else: <it>`, one flag per statement, both arms the same."""
+
+    def __init__(self, marked: set[int], rows: dict[cst.CSTNode, tuple[int, int]]) -> None:
+        self.marked, self.rows = marked, rows
+        self.loops = 0
+        self.flags = 0
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops += calls_backward(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self.loops += calls_backward(node)
+
+    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
+        self.loops -= calls_backward(original)
+        return updated
+
+    def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
+        self.loops -= calls_backward(original)
+        return updated
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine) -> cst.BaseStatement:
+        if not self.loops or len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assign) \
+                or not isinstance(updated.body[0].value, cst.Call) or calls_backward(updated):
+            return updated
+        first, last = self.rows.get(original, (0, 0))
+        if any(row in self.marked for row in range(first, last + 1)):
+            return updated
+        self.flags += 1
+        arm = updated.with_changes(leading_lines=())
+        return cst.If(test=cst.Name(f"FLAG_{self.flags}"), body=cst.IndentedBlock(body=[arm]),
+                      orelse=cst.Else(body=cst.IndentedBlock(body=[arm])), leading_lines=updated.leading_lines)
+
+
+def calls_under_flags(source: str) -> Files | None:
+    """Each call assigned in a training loop run under a command-line flag, the same code on both
+    arms (`if FLAG_1: out = model(x) else: out = model(x)`): more loop-invariant conditions than the
+    analysis keeps paths apart, as configurable research code has."""
+    module = cst.parse_module(source)
+    transformer = _CallsUnderFlags(marked_rows(source), statement_rows(module))
+    rewritten = module.visit(transformer)
+    if not transformer.flags:
+        return None
+    imports = [i for i, s in enumerate(rewritten.body) if is_import(s)]
+    at = imports[-1] + 1 if imports else 0
+    flags = [cst.parse_statement("import sys\n"),
+             *(cst.parse_statement(f'FLAG_{k} = "--variant-{k}" in sys.argv\n')
+               for k in range(1, transformer.flags + 1))]
+    body = [*rewritten.body[:at], *flags, *rewritten.body[at:]]
+    return {"train.py": rewritten.with_changes(body=body).code}
+
+
 def loop_into_function(source: str) -> Files | None:
     """The last top-level training loop moved into `def train(<what it uses>)`, called at once; what
     the loop binds and later code reads is returned to it."""
@@ -385,6 +440,7 @@ REWRITES: dict[str, Callable[[str], Files | None]] = {
     "definitions-in-another-module": definitions_to_module,
     "for-as-while": for_to_while,
     "backward-under-a-condition": backward_in_condition,
+    "calls-under-flags": calls_under_flags,
     "loop-in-a-function": loop_into_function,
     "loop-in-a-trainer": loop_in_a_trainer,
     "state-in-a-dict": state_in_a_dict,
