@@ -143,6 +143,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # Every site a derivation aged, with its evaluation count before: what `refresh` replays on
         # a value read before (cleared at each statement of an entry).
         self.renamed: list[tuple[int, int]] = []
+        # How many evaluations of each site the generations of `origins` count from.
+        self.origin_epochs: dict[int, int] = {}
         # For a `for` loop over a container that sums up several items: the sites with more than
         # one generation in it, each generation another item's own graph.
         self.item_sites: dict[cst.CSTNode, frozenset[int]] = {}
@@ -931,10 +933,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
             inner = self.outside_label(consumer) if consumer else (self.owner_paths[-1] if self.owner_paths else "")
             if inner and inner != "self":
                 self.module_labels[(site, epoch + 1)] = inner
+        # Another path (the other arm of an `if` both of whose arms run this code) already made
+        # this evaluation's node: its origin is this one's too.
+        sibling = self.origins.get(node_id(site)) if self.origin_epochs.get(site, 1) >= epoch + 1 else None
         if epoch:
             state.rename_site(site)
             self.renamed.append((site, epoch))
-            self._age_origin(site)
+            self._age_origin(site, epoch + 1)
             operands = [(expr, rename(value, site)) for expr, value in operands]
         state.epochs[site] = epoch + 1
         current = node_id(site)
@@ -945,7 +950,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
         for read in reads:
             sites.update(n // GENERATIONS for n in read.top)
         stamps = {site_: state.epochs.get(site_, 0) for site_ in sites}
-        self.origins[current] = Origin(reads, parents, tuple(frame.loops), node, stamps, owners)
+        if sibling is not None and sibling.expr is node:
+            self.origins[current] = Origin((sibling.reads + [r for r in reads if r not in sibling.reads])[:16],
+                                           sibling.parents | parents, sibling.loops, node,
+                                           {**stamps, **sibling.stamps}, sibling.owners | owners)
+        else:
+            self.origins[current] = Origin(reads, parents, tuple(frame.loops), node, stamps, owners)
         labels = {v.label for _, v in operands if v.label and v.nodes}
         # `torch.tanh(G(z))` still comes from `G`: a single producing module names the result.
         return Value(Kind.TENSOR, nodes, frozenset({current}), True,
@@ -1039,7 +1049,19 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return name not in K.NON_SAVING_FUNCTIONS
         return True
 
-    def _age_origin(self, site: int) -> None:
+    def _age_origin(self, site: int, epoch: int) -> None:
+        """The site is evaluated for the `epoch`-th time: the origins of its earlier evaluations
+        move one generation older. Origins are shared by every path: a sibling path (the other arm
+        of an `if` both of whose arms run the site) that already reached this evaluation count
+        moved them already."""
+        known = self.origin_epochs.get(site, 1)
+        if epoch <= known:
+            return
+        self.origin_epochs[site] = epoch
+        for _ in range(min(epoch - known, GENERATIONS - 1)):
+            self._age_origin_once(site)
+
+    def _age_origin_once(self, site: int) -> None:
         base = site * GENERATIONS
         last = base + GENERATIONS - 1
         for node in range(last - 1, base - 1, -1):

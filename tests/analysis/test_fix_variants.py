@@ -47,7 +47,7 @@ _PATHS_JOINED = ("emptying the list right after the guarded backward is right, b
                  "where the flag is false (list kept, graph not freed) with the freed one and still reports, so "
                  "the fix is withheld")
 
-_IN_BOTH_ARMS = ("the statement the fix edits (the forward to recompute, the discriminator call to detach) is one "
+_IN_BOTH_ARMS = ("the statement the fix edits (the forward to recompute, the loss to compute in the closure) is one "
                  "of two copies in the arms of an `if`; an edit of one copy leaves the finding on the other, so "
                  "the check withholds it")
 
@@ -66,9 +66,6 @@ GAPS: dict[tuple[str, str], tuple[str, str]] = {
     ("gg005_gan_notebook", "loop-in-a-trainer"): ("no-fix", _GAN_IN_TRAINER),
     ("gg001_sam_second_step", "calls-under-flags"): ("no-fix", _IN_BOTH_ARMS),
     ("gg001_lbfgs_closure_outside_loss", "calls-under-flags"): ("no-fix", _IN_BOTH_ARMS),
-    ("gg005_dcgan_synthetic", "calls-under-flags"): ("no-fix", _IN_BOTH_ARMS),
-    ("gg005_conditional_gan", "calls-under-flags"): ("no-fix", _IN_BOTH_ARMS),
-    ("gg005_gan_notebook", "calls-under-flags"): ("no-fix", _IN_BOTH_ARMS),
     ("gg010_running_loss_tensor", "state-in-a-dict"): (
         "no-fix", "the analysis does not see loss tensors kept in a dict entry across steps (GG010)"),
 }

@@ -43,8 +43,6 @@ OPEN = {
     ("gg005_dcgan_synthetic", "loop-in-a-trainer"): "optimizers passed to `Trainer.__init__` are not tied to the "
                                                     "modules they step: the GAN step is GG002",
     ("c1_hidden_detach_inplace", "state-in-a-dict"): _DICT_DETACHED,
-    ("gg005_conditional_gan", "calls-under-flags"): "a generator called in both arms of an `if` (`fake = G(z, y)` "
-                                                     "twice) is GG002 through the loss, not GG005 through `fake`",
 }
 
 

@@ -407,6 +407,59 @@ def test_a_value_read_before_a_call_that_ages_its_nodes_is_aged_with_them() -> N
     assert _codes(source) == []
 
 
+
+def test_the_origin_of_a_node_made_on_both_arms_of_a_branch_keeps_both_arms_reads() -> None:
+    """Origins are shared by every path: the discriminator's input read on one arm's path must not
+    hide the other arm's, or the backward of that path finds no variable that carried the stale
+    graph (GG002 "through the loss" instead of GG005 through `fake`)."""
+    source = _program("""
+        import sys
+        G, D = nn.Linear(4, 4), nn.Linear(4, 1)
+        opt_g = torch.optim.Adam(G.parameters())
+        opt_d = torch.optim.Adam(D.parameters())
+        conditional = "--conditional" in sys.argv
+        for step in range(3):
+            z = torch.randn(8, 4)
+            if conditional:
+                fake = G(z + 1)
+            else:
+                fake = G(z)
+            d_loss = D(torch.randn(8, 4)).mean() - D(fake).mean()
+            opt_d.zero_grad()
+            d_loss.backward()
+            opt_d.step()
+            g_loss = D(fake).mean()
+            opt_g.zero_grad()
+            g_loss.backward()
+            opt_g.step()
+        """)
+    found = analyze_file(source).diagnostics
+    assert [d.code for d in found] == ["GG005"]
+    assert "`fake`" in found[0].message
+
+
+def test_a_retained_graph_is_needed_only_by_a_later_backward_of_its_own_path() -> None:
+    """The forward under a flag: each arm's backward retains its graph, and no later backward of the
+    same path goes through it (the sibling arm's backward of the same iteration is no later one)."""
+    source = _program("""
+        import sys
+        model = nn.Linear(4, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        wide = "--wide" in sys.argv
+        for step in range(3):
+            x = torch.randn(8, 4)
+            if wide:
+                out = model(x * 2)
+            else:
+                out = model(x)
+            loss = out.pow(2).mean()
+            opt.zero_grad()
+            loss.backward(retain_graph=True)
+            opt.step()
+        """)
+    assert [d.code for d in analyze_file(source).diagnostics] == ["GG009"]
+
+
 def test_nested_loops_reach_a_fixed_point() -> None:
     source = _program("""
         model = nn.Linear(4, 4)
