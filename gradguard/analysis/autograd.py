@@ -10,7 +10,7 @@ import libcst as cst
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.conditions import condition_leaves, key_of
 from gradguard.analysis.scopes import assigned_in
-from gradguard.analysis.state import Frame, State
+from gradguard.analysis.state import OPAQUE, Frame, State
 from gradguard.analysis.values import (
     FRESH,
     GENERATIONS,
@@ -161,7 +161,7 @@ class AutogradEvents:
             name = holder.key[0]
             index = 0 if name in frame.global_names or name not in state.frames[-1] else len(state.frames) - 1
             state.frames[index][name] = value
-        elif holder.key[0] != "<opaque>":
+        elif holder.key[0] != OPAQUE or holder.key in state.heap:
             state.heap[holder.key] = value  # type: ignore[index]
 
     def reach(self, info: CallInfo, value: Value, state: State, frame: Frame | None = None) -> None:

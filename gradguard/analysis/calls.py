@@ -21,7 +21,7 @@ from gradguard.analysis.api import (
 from gradguard.analysis.api.torch_functions import ROOT_KEYWORDS
 from gradguard.analysis.names import canonical, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo
-from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
+from gradguard.analysis.state import OPAQUE, ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import (
     DATA,
     FRESH,
@@ -33,6 +33,7 @@ from gradguard.analysis.values import (
     Value,
     cut,
     data_with,
+    opaque_object,
 )
 
 Args = list[tuple[cst.BaseExpression | None, Value]]
@@ -189,11 +190,22 @@ class CallEvaluation:
             self.forget_state_of(operands, state)
         return self.derive(call, operands, state, frame, consumer=label)
 
+    def forget_opaque(self, label: str, state: State) -> None:
+        """What the program kept on the unseen object `label` (and on its attributes) is not known
+        any more."""
+        prefix = label + "."
+        for key in [k for k in state.heap if k[0] == OPAQUE and k[1].startswith(prefix)]:
+            del state.heap[key]
+            state.hdefs.pop(key, None)
+
     def forget_state_of(self, operands: Args, state: State) -> None:
         """A callable the analysis cannot see (no fact, no source) may change any object it is given:
         the graphs that a project object passed to it, and the modules under it, hold in their
         attributes are no longer known (`functional.reset_net(self)` resets a spiking network's state)."""
-        for _, value in operands:
+        for expr, value in operands:
+            label = dotted(expr) if expr is not None else None
+            if label is not None and opaque_object(value):
+                self.forget_opaque(label, state)
             if value.kind is not Kind.INSTANCE or not isinstance(value.ref, ClassInfo):
                 continue
             owners = {v.ref.key for v in self.submodules_of(value, state, deep=True).elems or ()
@@ -522,6 +534,10 @@ class CallEvaluation:
         receiver = self.eval(func.value, state, frame)
         read_at = len(self.renamed)
         label = dotted(func.value)
+        if label is not None and method not in K.MODULE_METHODS and opaque_object(receiver):
+            # A method of an object whose class is not seen (`memory.clear()`): it may change
+            # whatever the program kept on that object.
+            self.forget_opaque(label, state)
         if isinstance(receiver.ref, ModuleInfo):
             # `models.Net(...)`: a class or function of a project module.
             callee = self.attribute_value(receiver, func, state, frame)

@@ -36,7 +36,7 @@ from gradguard.analysis.scopes import (
     checked_locals,
     placement,
 )
-from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
+from gradguard.analysis.state import OPAQUE, ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import (
     DATA,
     FRESH,
@@ -55,6 +55,7 @@ from gradguard.analysis.values import (
     join,
     node_id,
     old,
+    opaque_object,
     rename,
 )
 
@@ -232,7 +233,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 return Holder("attribute", (owner.ref.key, expr.attr.value), text)
             text = dotted(expr)
             if text is not None and owner is not None and owner.kind in (Kind.UNKNOWN, Kind.MODULE):
-                return Holder("attribute", ("<opaque>", text), text)
+                return Holder("attribute", (OPAQUE, text), text)
         return None
 
     def peek(self, expr: cst.BaseExpression, state: State, frame: Frame) -> Value | None:
@@ -547,8 +548,16 @@ class Evaluator(CallEvaluation, AutogradEvents):
                         if isinstance(source, cst.Name) and source.value == "True":
                             self.unfreeze(holder_value, dotted(target.value), state, frame)
                         state.replace_everywhere(holder_value, replace(holder_value, grad=True))
-            elif value.nodes:
-                self.escaped.update(value.nodes)
+            else:
+                if value.nodes:
+                    self.escaped.update(value.nodes)
+                text = dotted(target)
+                if text is not None and opaque_object(owner) and _kept_on_an_object(value):
+                    # Data kept on an object whose class is not seen (`policy.saved_log_probs`,
+                    # `memory.states`): what the program stores there, it reads back.
+                    key = (OPAQUE, text)
+                    state.heap[key] = value  # type: ignore[index]
+                    state.hdefs[key] = frozenset({statement})  # type: ignore[index]
         elif isinstance(target, cst.Subscript):
             container = self.eval(target.value, state, frame)
             if container.kind is Kind.SCALAR:
@@ -823,6 +832,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 frozen = self.is_frozen(("class", owner.ref.key), state)
                 return Value(Kind.TENSOR, grad=not frozen, label=dotted(expr))
             return UNKNOWN
+        if opaque_object(owner):
+            text = dotted(expr)
+            kept = state.heap.get((OPAQUE, text)) if text is not None else None  # type: ignore[call-overload]
+            if kept is not None:
+                return kept
         if name in ("data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf", "ndim"):
             return FRESH if name in ("data", "grad") else SCALAR
         if owner.kind in (Kind.TENSOR, Kind.UNKNOWN) and (owner.nodes or owner.grad):
@@ -1187,3 +1201,8 @@ def _flag_of(source: cst.CSTNode | None, state: State) -> bool | None:
         if atom is not None:
             return atom.truth
     return None
+
+
+def _kept_on_an_object(value: Value) -> bool:
+    """What an attribute of an unseen object is followed for: a container, or a graph."""
+    return value.kind in (Kind.LIST, Kind.DICT, Kind.TUPLE) or bool(value.nodes)

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 Defs = frozenset[cst.CSTNode]
 HeapKey = tuple[str, str]
+# The heap key owner of attributes of objects whose class the analysis does not see.
+OPAQUE = "<opaque>"
 
 
 class State:

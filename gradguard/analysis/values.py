@@ -401,3 +401,8 @@ def _folded(node: int, sites: frozenset[int]) -> int:
     if site in sites and 0 < generation < GENERATIONS - 1:
         return site * GENERATIONS + GENERATIONS - 1
     return node
+
+
+def opaque_object(value: Value) -> bool:
+    """An object whose class the analysis does not see (unknown, or a library module), not a tensor."""
+    return value.kind in (Kind.UNKNOWN, Kind.MODULE) and not value.nodes and not value.grad

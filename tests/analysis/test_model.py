@@ -518,6 +518,34 @@ def test_a_trainer_holding_its_model_on_self_is_analysed() -> None:
     assert _codes(source) == [(15, "GG002")]
 
 
+
+_UNSEEN_POLICY = """
+    import gym_like
+    policy = gym_like.make_policy("cartpole")
+    optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+    for episode in range(3):
+        for t in range(5):
+            probs = policy(torch.randn(1, 4))
+            action = torch.multinomial(probs, 1)
+            policy.saved_log_probs.append(torch.log(probs[0, action]))
+        loss = -torch.cat(policy.saved_log_probs).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        RESET
+    """
+
+
+def test_a_list_kept_on_an_object_whose_class_is_not_seen_is_followed() -> None:
+    """REINFORCE with the policy built by a library the analysis does not read: the log-probabilities
+    appended to `policy.saved_log_probs` and never cleared reach the previous episode's graph."""
+    found = _codes(_program(_UNSEEN_POLICY.replace("RESET", "pass")))
+    assert [code for _, code in found] == ["GG003"]
+    assert _codes(_program(_UNSEEN_POLICY.replace("RESET", "del policy.saved_log_probs[:]"))) == []
+    # A method of the unseen object may empty it: nothing is known of the list after it.
+    assert _codes(_program(_UNSEEN_POLICY.replace("RESET", "policy.finish_episode()"))) == []
+
+
 def test_a_function_argument_only_called_before_the_loop_builds_no_graph() -> None:
     source = _program("""
         def fit(model, make_loader, epochs):
