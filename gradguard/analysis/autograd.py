@@ -177,7 +177,11 @@ class AutogradEvents:
                 current = current.outer
         retained_by: list[CallInfo] = []
         again: frozenset[int] = frozenset()
-        for retained_call, (nodes, stamps) in state.retained.items():
+        for retained_call, (nodes, stamps) in {**self.retains, **state.retained}.items():
+            if retained_call not in state.retained and not _earlier(stamps, state.epochs):
+                # Kept on another path (the other arm of a flag, in this iteration or with code
+                # this path never ran): not by an earlier backward of this one.
+                continue
             # The same call counts too: a retaining backward in a loop over one precomputed graph.
             kept = translate(nodes, stamps, state.epochs) & value.nodes
             if kept:
@@ -515,3 +519,15 @@ def _owns(owner: str, labels: frozenset[str]) -> bool:
     """Whether an optimizer of `owner`'s parameters updates a module called as one of `labels`
     (`netD`, or `self.critic` for an optimizer of `self.critic.parameters()`)."""
     return any(label == owner or label.startswith(owner + ".") for label in labels)
+
+
+def _earlier(stamps: dict[int, int], epochs: dict[int, int]) -> bool:
+    """Whether sites evaluated `stamps` times can be an earlier point of a path now at `epochs`:
+    none evaluated more often than now, some less."""
+    behind = False
+    for site, epoch in stamps.items():
+        now = epochs.get(site, 0)
+        if epoch > now:
+            return False
+        behind = behind or epoch < now
+    return behind

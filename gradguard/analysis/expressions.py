@@ -784,6 +784,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         state.hdefs = scratch.hdefs
         state.freed = scratch.freed
         state.epochs = scratch.epochs
+        state.retained = scratch.retained
         for index in range(len(state.frames)):
             state.frames[index] = scratch.frames[index]
 
