@@ -193,7 +193,7 @@ class CallEvaluation:
     def forget_opaque(self, label: str, state: State) -> None:
         """What the program kept on the unseen object `label` (and on its attributes) is not known
         any more."""
-        prefix = label + "."
+        prefix = state.opaque_key(label)[1] + "."
         for key in [k for k in state.heap if k[0] == OPAQUE and k[1].startswith(prefix)]:
             del state.heap[key]
             state.hdefs.pop(key, None)

@@ -36,7 +36,7 @@ from gradguard.analysis.scopes import (
     checked_locals,
     placement,
 )
-from gradguard.analysis.state import OPAQUE, ClassInfo, Frame, FunctionInfo, State
+from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import (
     DATA,
     FRESH,
@@ -233,7 +233,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 return Holder("attribute", (owner.ref.key, expr.attr.value), text)
             text = dotted(expr)
             if text is not None and owner is not None and owner.kind in (Kind.UNKNOWN, Kind.MODULE):
-                return Holder("attribute", (OPAQUE, text), text)
+                return Holder("attribute", state.opaque_key(text), text)
         return None
 
     def peek(self, expr: cst.BaseExpression, state: State, frame: Frame) -> Value | None:
@@ -555,7 +555,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 if text is not None and opaque_object(owner) and _kept_on_an_object(value):
                     # Data kept on an object whose class is not seen (`policy.saved_log_probs`,
                     # `memory.states`): what the program stores there, it reads back.
-                    key = (OPAQUE, text)
+                    key = state.opaque_key(text)
                     state.heap[key] = value  # type: ignore[index]
                     state.hdefs[key] = frozenset({statement})  # type: ignore[index]
         elif isinstance(target, cst.Subscript):
@@ -835,7 +835,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return UNKNOWN
         if opaque_object(owner):
             text = dotted(expr)
-            kept = state.heap.get((OPAQUE, text)) if text is not None else None  # type: ignore[call-overload]
+            kept = state.heap.get(state.opaque_key(text)) if text is not None else None  # type: ignore[call-overload]
             if kept is not None:
                 return kept
         if name in ("data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf", "ndim"):

@@ -12,6 +12,7 @@ from gradguard.analysis.values import (
     GENERATIONS,
     SHARED,
     Freed,
+    Kind,
     Value,
     fold_generations,
     join,
@@ -157,6 +158,16 @@ class State:
         if self.assume:
             self.assume = {key: atom for key, atom in self.assume.items()
                            if (theirs := other.assume.get(key)) is not None and theirs.truth == atom.truth}
+
+    def opaque_key(self, text: str) -> HeapKey:
+        """The heap key of `text`, an attribute chain of an object whose class is not seen: chains
+        from an instance of a seen class (`self.memory.states`) are that class's, so two classes
+        with a `self.memory` of their own do not share it."""
+        head, _, rest = text.partition(".")
+        owner = self.frames[-1].get(head) or self.frames[0].get(head)
+        if rest and owner is not None and owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
+            return (OPAQUE, f"{owner.ref.key}.{rest}")
+        return (OPAQUE, text)
 
     def partition_key(self) -> frozenset[tuple[str, bool]]:
         """What separates this state from others at the same point: its assumed conditions."""

@@ -15,8 +15,8 @@ from gradguard.analysis.conditions import Atom, decide, equality_of, key_of, str
 from gradguard.analysis.evidence import Role, roles_in
 from gradguard.analysis.project import Project
 from gradguard.analysis.scopes import checked_locals, placement
-from gradguard.analysis.state import State
-from gradguard.analysis.values import GENERATIONS, Freed, Kind, Value, node_id
+from gradguard.analysis.state import OPAQUE, ClassInfo, State
+from gradguard.analysis.values import GENERATIONS, UNKNOWN, Freed, Kind, Value, node_id
 
 
 def _expr(code: str) -> cst.BaseExpression:
@@ -544,6 +544,19 @@ def test_a_list_kept_on_an_object_whose_class_is_not_seen_is_followed() -> None:
     assert _codes(_program(_UNSEEN_POLICY.replace("RESET", "del policy.saved_log_probs[:]"))) == []
     # A method of the unseen object may empty it: nothing is known of the list after it.
     assert _codes(_program(_UNSEEN_POLICY.replace("RESET", "policy.finish_episode()"))) == []
+
+
+
+def test_chains_of_unseen_objects_under_an_instance_are_keyed_by_its_class() -> None:
+    state = State()
+    first = ClassInfo(cst.ClassDef(cst.Name("A2C"), cst.IndentedBlock([])), "A2C")
+    second = ClassInfo(cst.ClassDef(cst.Name("PPO"), cst.IndentedBlock([])), "PPO")
+    state.frames[0]["self"] = Value(Kind.INSTANCE, ref=first)
+    state.frames[0]["memory"] = UNKNOWN
+    assert state.opaque_key("self.memory.states") == (OPAQUE, "A2C.memory.states")
+    assert state.opaque_key("memory.states") == (OPAQUE, "memory.states")
+    state.frames[0]["self"] = Value(Kind.INSTANCE, ref=second)
+    assert state.opaque_key("self.memory.states") == (OPAQUE, "PPO.memory.states")
 
 
 def test_a_function_argument_only_called_before_the_loop_builds_no_graph() -> None:
