@@ -9,6 +9,7 @@ import libcst as cst
 
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.conditions import condition_leaves, key_of
+from gradguard.analysis.names import chains_overlap
 from gradguard.analysis.scopes import assigned_in
 from gradguard.analysis.state import OPAQUE, Frame, State
 from gradguard.analysis.values import (
@@ -267,8 +268,7 @@ class AutogradEvents:
             assigned |= names
         kept = set()
         for key, atom in state.assume.items():
-            if not any(dep == a or dep.startswith(a + ".") or a.startswith(dep + ".")
-                       for dep in atom.deps for a in assigned):
+            if not any(chains_overlap(dep, a) for dep in atom.deps for a in assigned):
                 kept.add((key, atom.truth))
         # Only a call every one of whose guards is such a condition runs on "the same path" again:
         # under a guard that varies (`step % k == 0`) it runs on some iterations, whatever

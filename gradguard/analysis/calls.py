@@ -111,10 +111,11 @@ class CallEvaluation:
     def eval_args(self, call: cst.Call, state: State, frame: Frame) -> tuple[Args, dict[str, Value]]:
         args: Args = []
         kwargs: dict[str, Value] = {}
-        marks: list[int] = []
+        start = len(self.renamed)
+        marks: dict[int, int] = {}  # id of an argument's expression -> the aging log when it was read
         for arg in call.args:
             value = self.eval(arg.value, state, frame)
-            marks.append(len(self.renamed))
+            marks[id(arg.value)] = len(self.renamed)
             if arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
                 args_entry = None
@@ -124,13 +125,13 @@ class CallEvaluation:
                 args.append(args_entry)
             elif arg.star:
                 kwargs[f"*{len(kwargs)}"] = value
-        if marks and marks[0] != len(self.renamed):
+        if len(self.renamed) != start:
             # The arguments evaluated first, as the later ones left the state.
-            at = {id(arg.value): mark for arg, mark in zip(call.args, marks, strict=True)}
-            args = [(expr, self.refresh(value, at[id(expr)], state)) for expr, value in args]
-            named = {arg.keyword.value: at[id(arg.value)] for arg in call.args if arg.keyword is not None}
-            kwargs = {key: self.refresh(value, named[key], state) if key in named else value
-                      for key, value in kwargs.items()}
+            args = [(expr, self.refresh(value, marks[id(expr)], state)) for expr, value in args]
+            for arg in call.args:
+                if arg.keyword is not None:
+                    key = arg.keyword.value
+                    kwargs[key] = self.refresh(kwargs[key], marks[id(arg.value)], state)
         return args, kwargs
 
     def call_value(self, call: cst.Call, callee: Value, label: str | None, args: Args,

@@ -27,7 +27,7 @@ from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
 from gradguard.analysis.calls import Args, CallEvaluation
 from gradguard.analysis.conditions import Atom, chains_of, decide
 from gradguard.analysis.evidence import Role, roles_in
-from gradguard.analysis.names import canonical, dotted, indexed, qualify
+from gradguard.analysis.names import canonical, chains_overlap, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo, Project
 from gradguard.analysis.scopes import (
     Bindings,
@@ -353,10 +353,15 @@ class Evaluator(CallEvaluation, AutogradEvents):
             found = self.class_assigned[info.key] = frozenset(names)
         return found
 
+    def running_scope(self, frame: Frame) -> cst.FunctionDef | cst.Module | None:
+        """The function (or module) whose code `frame` runs; None for a lambda."""
+        scope = frame.function.node if frame.function is not None else self.module_node
+        return scope if isinstance(scope, (cst.FunctionDef, cst.Module)) else None
+
     def checked_names(self, frame: Frame) -> Bindings:
         """The names of the running scope whose unbound read is sure to fail (`scopes.py`)."""
-        scope = frame.function.node if frame.function is not None else self.module_node
-        if not isinstance(scope, (cst.FunctionDef, cst.Module)):
+        scope = self.running_scope(frame)
+        if scope is None:
             return _NO_BINDINGS
         names = self.scope_names.get(scope)
         if names is None:
@@ -372,8 +377,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         defs = state.defs[-1].get(name)
         if not defs or name in frame.global_names:
             return False
-        scope = frame.function.node if frame.function is not None else self.module_node
-        if not isinstance(scope, (cst.FunctionDef, cst.Module)):
+        scope = self.running_scope(frame)
+        if scope is None:
             return False
         where = self.placements.get(scope)
         if where is None:
@@ -397,7 +402,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 assigned = self.loop_names[loop] = assigned_in(loop)
             reads = {text for chain in chains_of(test) if (text := dotted(chain)) is not None}
             found = self.invariant_tests[(test, loop)] = not any(
-                read == a or read.startswith(a + ".") or a.startswith(read + ".") for read in reads for a in assigned)
+                chains_overlap(read, a) for read in reads for a in assigned)
         return found
 
     def refresh(self, value: Value, mark: int, state: State) -> Value:

@@ -91,3 +91,8 @@ def canonical(qualified: str) -> str:
         if module == alias:
             return f"{target}.{attr}"
     return qualified
+
+
+def chains_overlap(first: str, second: str) -> bool:
+    """Whether assigning one dotted chain can change the other (`args` and `args.lr`, not `arg`)."""
+    return first == second or first.startswith(second + ".") or second.startswith(first + ".")

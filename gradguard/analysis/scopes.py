@@ -201,7 +201,6 @@ def assigned_in(node: cst.CSTNode) -> frozenset[str]:
     return frozenset(found)
 
 
-
 Guard = tuple[cst.BaseExpression, bool]
 
 

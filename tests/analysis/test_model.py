@@ -294,9 +294,10 @@ def test_a_value_unbound_on_a_path_makes_that_path_impossible() -> None:
 
 
 
-def test_a_name_bound_only_under_a_loop_invariant_test_is_unbound_where_it_failed() -> None:
-    """`spk` is bound only when `num_return == 2`: on the other path the first iteration stops with a
-    NameError, so no later iteration reads a stale `spk`, even after the conditions are forgotten."""
+def test_placement_gives_the_if_arms_and_loops_around_each_statement() -> None:
+    """What tells that `spk` is bound only when `num_return == 2` (inside the loop): on the other
+    path the first iteration stops with a NameError. The behaviour is tested by the TBPTT program of
+    `test_a_loop_whose_partitions_overflow_reaches_a_fixed_point`."""
     module = cst.parse_module(textwrap.dedent("""\
         def tbptt(net, data, num_return, time_var):
             for step in range(4):
