@@ -127,6 +127,7 @@ class AutogradEvents:
         retain = self.retain_flag(call, K.RETAIN_GRAPH_KEYWORDS, positional_retain, retain_expr)
         create = self.retain_flag(call, "create_graph", None, create_expr)
         keeps = retain is not False or create is not False
+        state.unfilled = frozenset()
         for expr, value in roots:
             value = self.ensure_graph(expr, value, state, frame)
             info = self.call_info(call, CallKind.BACKWARD, expr, retain is True or create is True, create is True, frame)
@@ -366,6 +367,7 @@ class AutogradEvents:
             if info not in state.retained:
                 state.retained[info] = kept
             return
+        self.frees += 1
         self.call_roots[info] = self.call_roots.get(info, frozenset()) | value.top
         if info not in self.call_reads:
             self.call_reads[info] = tuple(self.reads_behind(value.top))
@@ -397,6 +399,8 @@ class AutogradEvents:
                        call: cst.CSTNode | None = None, frame: Frame | None = None) -> None:
         """Remember which optimizer stepped since each node was freed; the graphs still alive that
         saved the parameters it updates are changed under them (`Freed.by_step`)."""
+        if label is not None and label in state.unfilled:
+            return  # no gradient since they were reset: the step changes nothing
         owner = optimizer.ref if isinstance(optimizer.ref, str) else (label or "optimizer")
         if label is not None and "." in label and (owner == "self" or owner.startswith("self.")):
             # An optimizer an instance built over its own parameters, stepped through that
@@ -451,6 +455,7 @@ class AutogradEvents:
         info = self.call_info(call, CallKind.STEP, None, False, False, frame)
         step = Freed(info, names, conditions=tuple(frame.conditions),
                      assumed=self.invariant_assumptions(state, frame), by_step=True)
+        self.frees += 1
         for node in touched:
             state.freed[node] = step
 

@@ -695,6 +695,9 @@ class CallEvaluation:
                     self.call_function(closure.ref, [], {}, state, frame, None, call)
             self.optimizer_step(receiver, label, state, call, frame)
             return UNKNOWN
+        reset = api.method(method, Receiver.OPTIMIZER)
+        if reset is not None and reset.resets_grads and receiver.kind is Kind.OPTIMIZER and label is not None:
+            state.unfilled = state.unfilled | {label}
         kept = self._keeps_module(method, receiver, label)
         if kept is not None:
             self.eval_args(call, state, frame)

@@ -133,6 +133,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # Object atoms (see `object_atom_key`) that paths joined inside the current entry-level
         # statement disagreed on: the statement is run again once per truth (`Interpreter.split_parts`).
         self.split_atoms: dict[str, Atom] = {}
+        # While a statement that may be split runs: how many loops were around it (`arm_key`).
+        self.arm_loops: int | None = None
+        # Arm atoms of branches an arm of which frees a graph or steps an optimizer; `frees` counts
+        # those events, so a branch can tell whether one of its arms had one.
+        self.freeing_arms: set[str] = set()
+        self.frees = 0
         self.unsplittable: set[str] = set()
         self.module_node: cst.Module | None = None
         self.scope_names: dict[cst.CSTNode, Bindings] = {}

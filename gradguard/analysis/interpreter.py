@@ -174,7 +174,11 @@ class Interpreter(Evaluator):
         before = state.copy()
         met, accumulated = set(self.conflicts), set(self.accumulations)
         self.split_atoms = {}
-        self.exec_statement(statement, state, frame)
+        outer, self.arm_loops = self.arm_loops, len(frame.loops)
+        try:
+            self.exec_statement(statement, state, frame)
+        finally:
+            self.arm_loops = outer
         atoms = [atom for key, atom in self.split_atoms.items()
                  if key not in before.assume and key not in self.unsplittable][:MAX_SPLIT_ATOMS]
         self.split_atoms = {}
@@ -188,7 +192,11 @@ class Interpreter(Evaluator):
             for atom, truth in zip(atoms, truths, strict=True):
                 self.atom_seq += 1
                 part.assume[atom.key] = replace(atom, truth=truth, seq=self.atom_seq)
-            self.exec_statement(statement, part, frame)
+            outer, self.arm_loops = self.arm_loops, len(frame.loops)
+            try:
+                self.exec_statement(statement, part, frame)
+            finally:
+                self.arm_loops = outer
             self.split_atoms = {}
             parts.append(part)
         if any(atom.key in part.assume for part in parts for atom in atoms):
@@ -228,7 +236,7 @@ class Interpreter(Evaluator):
             if len(groups) <= MAX_PARTS:
                 break
             dropped = self._least_separating(live)
-            if dropped.startswith(OBJECT_ATOM):
+            if dropped.startswith((OBJECT_ATOM, ARM_ATOM)):
                 # Too many paths to keep this flag apart: never split a statement on it again.
                 self.unsplittable.add(dropped)
             if forgotten is not None:
@@ -426,14 +434,23 @@ class Interpreter(Evaluator):
         decided = decide(statement.test, state.assume)
         if decided is None:
             decided = self.attribute_test(statement.test, state, frame)
+        arm = self.arm_key(statement, frame)
+        if decided is None and arm is not None and arm in state.assume:
+            decided = state.assume[arm].truth
         if decided is None:
             branch, other = state.copy(), state
             self.refine_none(statement.test, branch, other, frame)
             self.assume_test(statement.test, True, branch, frame)
             self.assume_test(statement.test, False, other, frame)
+            if arm is not None:
+                for part, truth in ((branch, True), (other, False)):
+                    self.atom_seq += 1
+                    part.assume[arm] = Atom(arm, truth, frozenset(), frozenset(), len(part.frames), self.atom_seq,
+                                            self.code_of(statement.test))
         else:
             branch = other = state
         outcomes: list[State] = []
+        frees = self.frees
         if decided is not False:
             frame.conditions.append((statement, True))
             try:
@@ -451,7 +468,25 @@ class Interpreter(Evaluator):
                     outcomes.append(other)
             finally:
                 frame.conditions.pop()
+        if arm is not None:
+            if self.frees != frees:
+                self.freeing_arms.add(arm)
+            else:
+                # Neither arm frees or steps: nothing for a later backward to tell the paths apart by.
+                for part in outcomes:
+                    part.assume.pop(arm, None)
         return outcomes
+
+    def arm_key(self, statement: cst.If, frame: Frame) -> str | None:
+        """The key of the arm atom of a branch whose arms the paths after it must keep apart when one
+        of them frees a graph: a branch of a called function run once per call of a statement being
+        split (`split_parts`), and a branch whose test no condition atom names (it calls,
+        `if should_log(step):`), whose truth no later test can be tied to; None for any other."""
+        called_once = self.arm_loops is not None and frame.function is not None \
+            and isinstance(frame.call_site, cst.Call) and len(frame.loops) == self.arm_loops
+        if not called_once and key_of(strip_not(statement.test)[0]) is not None:
+            return None
+        return f"{ARM_ATOM}{id(statement)}"
 
     def attribute_test(self, test: cst.BaseExpression, state: State, frame: Frame) -> bool | None:
         """`hasattr(m, "reset")` on an object of a project class that defines `reset`: True (a
@@ -607,12 +642,20 @@ class Interpreter(Evaluator):
         seen: dict[str, Atom] = {}
         for part in states:
             for key, atom in part.assume.items():
-                if key.startswith(OBJECT_ATOM):
+                if key.startswith((OBJECT_ATOM, ARM_ATOM)):
                     seen.setdefault(key, atom)
+        live = [p for p in states if not p.dead]
         for key, atom in seen.items():
-            if key not in self.split_atoms and len({(p.assume[key].truth if key in p.assume else None)
-                                                    for p in states if not p.dead}) > 1:
-                self.split_atoms[key] = atom
+            if key in self.split_atoms or len({(p.assume[key].truth if key in p.assume else None)
+                                               for p in live}) <= 1:
+                continue
+            if key.startswith(ARM_ATOM):
+                # Only a branch with a backward (or an optimizer step) in an arm: the caller's paths
+                # after it differ in what a later backward meets.
+                if key not in self.freeing_arms:
+                    continue
+                atom = replace(atom, level=0)
+            self.split_atoms[key] = atom
 
     @staticmethod
     def adopt(state: State, other: State) -> None:
@@ -644,18 +687,13 @@ class Interpreter(Evaluator):
             return True
 
         targets = _target_names(statement.target)
+        since = self.atom_seq
 
         def carry(s: State) -> None:
             # The next iteration binds the target again: a condition over it becomes what the
             # previous iteration took (one iteration of history: the iterations after a freeing
             # branch and after the other branch stay apart, without tying later tests to it).
-            for key in [k for k in s.assume if k.startswith(_PREVIOUS)]:
-                del s.assume[key]
-            for key, atom in list(s.assume.items()):
-                if any(dep.split(".", 1)[0] in targets for dep in atom.deps):
-                    del s.assume[key]
-                    s.assume[_PREVIOUS + key] = Atom(_PREVIOUS + key, atom.truth, frozenset(), frozenset(),
-                                                     atom.level, 0, atom.text)
+            _carry_atoms(s, lambda atom: any(dep.split(".", 1)[0] in targets for dep in atom.deps), since)
 
         return self.run_loop(statement, statement.body, enter, lambda s: True, state, frame, carry)
 
@@ -717,7 +755,9 @@ class Interpreter(Evaluator):
                 self.assume_test(test, False, s, frame)
             return True
 
-        return self.run_loop(statement, statement.body, enter, leave, state, frame)
+        since = self.atom_seq
+        return self.run_loop(statement, statement.body, enter, leave, state, frame,
+                             lambda s: _carry_atoms(s, lambda atom: False, since))
 
     def run_loop(self, loop: cst.For | cst.While, body: cst.BaseSuite, enter: Callable[[State], bool],
                  leave: Callable[[State], bool], state: State, frame: Frame,
@@ -964,6 +1004,7 @@ class Interpreter(Evaluator):
                     self_value: Value | None, call: cst.CSTNode) -> Value:
         """Inline a call: run the function's body with the argument values bound to its parameters."""
         if frame.depth >= self.max_depth or any(info is f for f in self.active):
+            state.unfilled = frozenset()  # code not followed may backward
             return UNKNOWN
         node = info.node
         module = info.module if info.module is not None else (frame.module if info.nested else None)
@@ -1129,6 +1170,20 @@ class Interpreter(Evaluator):
             raise TimeLimit
 
 
+def _carry_atoms(state: State, varies: Callable[[Atom], bool], since: int) -> None:
+    """At the end of an iteration, the conditions the next one decides anew (over what the loop binds
+    again, `varies`, and the arms of branches taken in it, atoms made after `since`) become what the
+    previous iteration took: one iteration of history keeps the iterations after a freeing branch
+    and after the other apart, without tying later tests to it."""
+    for key in [k for k in state.assume if k.startswith(_PREVIOUS)]:
+        del state.assume[key]
+    for key, atom in list(state.assume.items()):
+        if (key.startswith(ARM_ATOM) and atom.seq > since) or varies(atom):
+            del state.assume[key]
+            state.assume[_PREVIOUS + key] = Atom(_PREVIOUS + key, atom.truth, frozenset(), frozenset(),
+                                                 atom.level, 0, atom.text)
+
+
 def _constant_truth(test: cst.BaseExpression) -> bool | None:
     """`while True:` / `while 1:`: a test whose truth is written out."""
     if isinstance(test, cst.Name) and test.value in ("True", "False"):
@@ -1245,6 +1300,9 @@ _OBJECT_KINDS = frozenset({Kind.MODULE, Kind.INSTANCE, Kind.OPTIMIZER, Kind.FUNC
 # the object's label and the attribute. Kept at the module's level (a call's return keeps them),
 # forgotten when the attribute is assigned.
 OBJECT_ATOM = "<object>:"
+# Keys of atoms naming the arm a branch took (`ARM_ATOM` + the branch's identity), see `arm_key`; a
+# called function's are decided by the caller's statement being run once per arm (`split_parts`).
+ARM_ATOM = "<arm>:"
 # How many object flags one statement is run again for (2**n runs).
 MAX_SPLIT_ATOMS = 1
 

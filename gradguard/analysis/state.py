@@ -34,7 +34,7 @@ class State:
     """One abstract program state. Copied at branches, joined where paths meet."""
 
     __slots__ = ("assume", "dead", "defs", "epochs", "frames", "freed", "frozen", "hdefs", "heap", "no_grad",
-                 "retained")
+                 "retained", "unfilled")
 
     def __init__(self) -> None:
         self.frames: list[dict[str, Value]] = [{}]
@@ -55,6 +55,9 @@ class State:
         # nodes, and the evaluation count of their sites then): only a later backward of the same
         # path can be one that needs it.
         self.retained: dict[Any, tuple[frozenset[int], dict[int, int]]] = {}
+        # The optimizers (by the text that names them) whose gradients were reset with no backward
+        # since: their step updates nothing (`zero_grad()` sets the gradients to None).
+        self.unfilled: frozenset[str] = frozenset()
 
     def copy(self) -> State:
         """An independent copy (values themselves are immutable and shared)."""
@@ -70,6 +73,7 @@ class State:
         other.epochs = dict(self.epochs)
         other.assume = dict(self.assume)
         other.retained = dict(self.retained) if self.retained else {}
+        other.unfilled = self.unfilled
         return other
 
     @staticmethod
@@ -155,6 +159,7 @@ class State:
         # Frozen where paths meet only if frozen on every one (as no_grad): a module its loop
         # unfreezes again at the top is trainable there.
         self.frozen = self.frozen & other.frozen
+        self.unfilled = self.unfilled & other.unfilled
         if self.assume:
             self.assume = {key: atom for key, atom in self.assume.items()
                            if (theirs := other.assume.get(key)) is not None and theirs.truth == atom.truth}
@@ -200,7 +205,7 @@ class State:
         for mine, theirs in zip(self.frames, other.frames):
             if not _same_dict(mine, theirs):
                 return False
-        if not _same_dict(self.heap, other.heap):
+        if not _same_dict(self.heap, other.heap) or not self.unfilled <= other.unfilled:
             return False
         if self.freed.keys() != other.freed.keys():
             return False

@@ -137,15 +137,16 @@ def for_to_while(source: str) -> Files | None:
 
 
 class _GuardBackward(cst.CSTTransformer):
-    def __init__(self) -> None:
+    def __init__(self, test: str = "LOG_BACKWARD") -> None:
         self.count = 0
+        self.test = test
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
                                   updated: cst.SimpleStatementLine) -> cst.BaseStatement:
         if len(updated.body) != 1 or not isinstance(updated.body[0], cst.Expr) or not calls_backward(updated):
             return updated
         self.count += 1
-        return cst.If(test=cst.parse_expression("LOG_BACKWARD"),
+        return cst.If(test=cst.parse_expression(self.test),
                       body=cst.IndentedBlock(body=[updated.with_changes(leading_lines=())]),
                       leading_lines=updated.leading_lines)
 
@@ -161,6 +162,22 @@ def backward_in_condition(source: str) -> Files | None:
     at = imports[-1] + 1 if imports else 0
     flag = cst.parse_statement("LOG_BACKWARD = True\n")
     body = [*rewritten.body[:at], flag, *rewritten.body[at:]]
+    return {"train.py": rewritten.with_changes(body=body).code}
+
+
+def backward_under_a_call(source: str) -> Files | None:
+    """Each backward statement under `if should_backward():`, a function of the script that returns
+    True: a test no condition atom names (it calls), so the analysis takes it both ways, in a loop of
+    the script or in a method the loop calls."""
+    module = cst.parse_module(source)
+    transformer = _GuardBackward("should_backward()")
+    rewritten = module.visit(transformer)
+    if not transformer.count or "should_backward" in names_read(module):
+        return None
+    imports = [i for i, s in enumerate(rewritten.body) if is_import(s)]
+    at = imports[-1] + 1 if imports else 0
+    helper = cst.parse_statement("def should_backward() -> bool:\n    return True\n")
+    body = [*rewritten.body[:at], helper, *rewritten.body[at:]]
     return {"train.py": rewritten.with_changes(body=body).code}
 
 
@@ -440,6 +457,7 @@ REWRITES: dict[str, Callable[[str], Files | None]] = {
     "definitions-in-another-module": definitions_to_module,
     "for-as-while": for_to_while,
     "backward-under-a-condition": backward_in_condition,
+    "backward-under-a-call": backward_under_a_call,
     "calls-under-flags": calls_under_flags,
     "loop-in-a-function": loop_into_function,
     "loop-in-a-trainer": loop_in_a_trainer,

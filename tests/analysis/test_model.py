@@ -251,6 +251,85 @@ def test_a_backward_under_a_condition_then_the_real_one_is_found_with_its_condit
     assert "`step % log_every == 0`" in found[0].message
 
 
+_ONLINE_TRAINER = """
+    class OnlineTrainer:
+        def __init__(self, model):
+            self.model = model
+            self.opt = torch.optim.Adam(model.parameters())
+            self.h = torch.zeros(1, 16)
+
+        def observe(self, x, label=None):
+            logits, self.h = self.model(x, self.h)
+            if label is not None:
+                loss = F.cross_entropy(logits, label)
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+                DETACH
+            return logits.argmax(1)
+
+    def main(model, stream):
+        trainer = OnlineTrainer(model)
+        for t, (x, y) in enumerate(stream):
+            label = y if t % 5 == 4 else None
+            trainer.observe(x, label)
+    """
+
+
+@pytest.mark.parametrize(("detach", "expected"), [("pass", [(16, "GG003")]), ("self.h = self.h.detach()", [])])
+def test_a_backward_under_a_test_of_a_called_method_keeps_the_caller_s_paths_apart(
+        detach: str, expected: list[tuple[int, str]]) -> None:
+    """The test of a branch a called method runs once per call (`if label is not None:` over its
+    parameter) is gone when the call returns, but the caller's statement is run once per arm when an
+    arm frees a graph: the iterations after the update and after the other arm stay apart, so the
+    state carried through `self.h` is met freed by the next update (and not once it is detached)."""
+    source = _program(_ONLINE_TRAINER.replace("DETACH", detach))
+    assert [(d.span.start.row, d.code) for d in analyze(source)] == expected
+
+
+@pytest.mark.parametrize(("detach", "expected"), [("pass", [(12, "GG003")]), ("h = h.detach()", [])])
+def test_a_backward_under_a_test_no_atom_names_keeps_the_paths_apart(
+        detach: str, expected: list[tuple[int, str]]) -> None:
+    """`if torch.rand(1).item() < p:` calls: no condition atom names it, and no later test is tied to
+    it, but the arm that frees still separates what follows it from the other arm's paths."""
+    source = _program(f"""
+        model = nn.GRUCell(3, 16)
+        head = nn.Linear(16, 2)
+        h = torch.zeros(1, 16)
+        for t in range(80):
+            h = model(torch.randn(1, 3), h)
+            if torch.rand(1).item() < 0.5:
+                loss = head(h).sum()
+                loss.backward()
+                {detach}
+        """)
+    assert [(d.span.start.row, d.code) for d in analyze(source)] == expected
+
+
+def test_an_optimizer_step_with_no_backward_since_its_reset_changes_nothing() -> None:
+    """`zero_grad()` leaves the gradients None: the step of an iteration that skipped its backward
+    updates no parameter, so the graph carried from that iteration was not changed in place (the
+    previous iteration's graph is still the GG003 it always was, and no GG011)."""
+    source = _program("""
+        model = nn.GRUCell(3, 16)
+        head = nn.Linear(16, 2)
+        optimizer = torch.optim.SGD([*model.parameters(), *head.parameters()], lr=0.1)
+        h = torch.zeros(1, 16)
+        for t in range(80):
+            h = model(torch.randn(1, 3), h)
+            loss = head(h).sum()
+            optimizer.zero_grad()
+            if torch.rand(1).item() < 0.5:
+                loss.backward()
+            optimizer.step()
+        """)
+    assert [d.code for d in analyze(source)] == ["GG003"]
+    joined = State(), State()
+    joined[0].unfilled, joined[1].unfilled = frozenset({"optimizer", "opt_d"}), frozenset({"optimizer"})
+    state = State.join_all(list(joined))
+    assert state is not None and state.unfilled == frozenset({"optimizer"})
+
+
 def test_a_loop_left_when_its_test_turns_false_does_not_run_again() -> None:
     source = _program("""
         from torch.distributions import Categorical
