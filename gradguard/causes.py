@@ -65,6 +65,7 @@ class Evidence:
     grad_feeds_loss: bool = False  # what torch.autograd.grad returned is part of the later loss
     intended_second_pass: bool = False  # the program means to backward the same graph twice
     sampled: bool = False  # the collection is read by picking items at random: a store kept on purpose
+    guarded_apart: bool = False  # the two calls sit under different branches: either can run alone
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,9 @@ CAUSES: dict[Cause, CauseInfo] = {info.cause: info for info in (
          Option(FixKind.RECOMPUTE_IN_LOOP, lambda e: e.stepped_between,
                 "an optimizer stepped between the two backward calls: run the forward again (or detach the "
                 "shared input) before the second loss"),
+         Option(FixKind.RETAIN_GRAPH, lambda e: e.guarded_apart,
+                "the two backward calls run under different conditions, so either can run without the "
+                "other and no single backward on their sum says that: pass retain_graph=True to the earlier one"),
          Option(FixKind.SUM_LOSSES, _always, "one backward on the sum of the losses")),
         "`{carrier}` comes from one forward pass shared by two losses, each with its own backward: the first "
         "backward freed the shared part of the graph.",
@@ -325,3 +329,15 @@ def detach_code(code: str, shape: str, items: str = "tensor") -> str | None:
     if shape == "distribution":
         return None
     return f"{code}.detach()"
+
+
+def branch_test(text: str, calls: bool, row: int) -> str:
+    """A branch's test as `guarded_apart` compares them: its text, and for a test that calls (evaluated
+    anew each time, `if should_log():`) also its line, so no other branch has the same one."""
+    return f"{text} @{row}" if calls else text
+
+
+def guarded_apart(first: list[str], second: list[str]) -> bool:
+    """Whether two calls of one function run under different branches, given the branches around each
+    (each test's text, `not (...)` for an `else` arm): then one can run on a path without the other."""
+    return sorted(first) != sorted(second)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 import libcst as cst
+import libcst.matchers as m
 
 from gradguard.analysis.facts import FileFacts
 from gradguard.model import Edit, Location, Span
@@ -558,6 +559,11 @@ def entries_rebound_in(node: cst.CSTNode, holder: str) -> list[cst.Subscript]:
 
     node.visit(Finder())
     return found
+
+
+def calls_in(expression: cst.CSTNode) -> bool:
+    """Whether an expression calls anything (evaluating it again may give another value)."""
+    return bool(m.findall(expression, m.Call()))
 
 
 def enclosing_function(facts: FileFacts, node: cst.CSTNode) -> cst.FunctionDef | None:

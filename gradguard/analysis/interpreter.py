@@ -468,13 +468,12 @@ class Interpreter(Evaluator):
                     outcomes.append(other)
             finally:
                 frame.conditions.pop()
-        if arm is not None:
-            if self.frees != frees:
-                self.freeing_arms.add(arm)
-            else:
-                # Neither arm frees or steps: nothing for a later backward to tell the paths apart by.
-                for part in outcomes:
-                    part.assume.pop(arm, None)
+        if arm is not None and self.frees != frees:
+            self.freeing_arms.add(arm)
+        elif arm is not None and branch is not other:
+            # Neither arm frees or steps: nothing for a later backward to tell the paths apart by.
+            for part in outcomes:
+                part.assume.pop(arm, None)
         return outcomes
 
     def arm_key(self, statement: cst.If, frame: Frame) -> str | None:

@@ -200,7 +200,24 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         outside_loop=same_call or closure is not None,
         grad_feeds_loss=grad_feeds_later_code(facts, conflict),
         sampled=conflict.carrier is not None and conflict.carrier.sampled,
+        guarded_apart=not same_call and freed.statement is not None and failing.statement is not None
+        and codemods.enclosing_function(facts, freed.statement) is codemods.enclosing_function(facts, failing.statement)
+        and model.guarded_apart(branches_around(facts, freed.statement), branches_around(facts, failing.statement)),
     )
+
+
+def branches_around(facts: FileFacts, statement: cst.CSTNode) -> list[str]:
+    """The branches a statement runs under in its function (`causes.branch_test`), `not (...)` for the
+    `else` arm (or an `elif` further down)."""
+    found: list[str] = []
+    child, current = statement, facts.parent(statement)
+    while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
+        if isinstance(current, cst.If):
+            test = model.branch_test(facts.code(current.test), codemods.calls_in(current.test),
+                                     facts.span(current).start.row)
+            found.append(test if child is current.body else f"not ({test})")
+        child, current = current, facts.parent(current)
+    return found
 
 
 def _reads_grads(line: str) -> bool:

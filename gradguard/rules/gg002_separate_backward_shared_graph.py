@@ -23,8 +23,7 @@ class SeparateBackwardSharedGraph(ConflictRule):
         if option.kind is model.FixKind.RETAIN_GRAPH:
             call = conflict.freed_by.node
             edits = [codemods.set_keyword(facts, call, "retain_graph", "True")] if isinstance(call, cst.Call) else []
-            return FixPlan(tuple(edits), "Pass `retain_graph=True` to the earlier backward: the gradients read "
-                           "in between show separate passes are wanted", Applicability.UNSAFE)
+            return FixPlan(tuple(edits), option.summary[:1].upper() + option.summary[1:], Applicability.UNSAFE)
         if option.kind is not model.FixKind.SUM_LOSSES:
             return FixPlan(title="Run the forward again (or detach the shared input) before the second loss: "
                            "an optimizer stepped in between")
@@ -92,21 +91,9 @@ def _same_guards(facts: FileFacts, first: cst.CSTNode, second: cst.CSTNode) -> t
         return None
     between = body[body.index(first_guard) + 1:body.index(second_guard)]
     read = codemods.read_names(first_guard.test)  # type: ignore[arg-type]
-    if any(codemods.rebound_in(statement, read) for statement in between) or _calls(first_guard.test):
+    if any(codemods.rebound_in(statement, read) for statement in between) or codemods.calls_in(first_guard.test):
         return None
     return first_guard, second_guard
-
-
-def _calls(expression: cst.CSTNode) -> bool:
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            nonlocal found
-            found = True
-
-    expression.visit(Finder())
-    return found
 
 
 def _adjacent(block: cst.IndentedBlock, first: cst.CSTNode, second: cst.CSTNode) -> bool:

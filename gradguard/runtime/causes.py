@@ -252,6 +252,8 @@ def fix_facts(
             facts["between_steps"] = any(update in name for name in called for update in weight_updates())
             between = [source.line(row) for row in range(freed_site.line + 1, failing_site.line)]
             facts["grads_read_between"] = model.reads_grads(between)
+            facts["guarded_apart"] = model.guarded_apart(src.branches_around(source, freed_site.line),
+                                                         src.branches_around(source, failing_site.line))
     facts["same_call"] = _same_site(culprit, context.failure.record)
     if carrier is not None and carrier.source:
         facts["assignment_statement"] = carrier.source

@@ -198,6 +198,7 @@ def evidence_from(facts: dict[str, Any]) -> causes.Evidence:
         outside_loop=bool(facts.get("outside_loop")),
         grad_feeds_loss=bool(facts.get("grad_feeds_loss")),
         intended_second_pass=bool(facts.get("intended_second_pass")),
+        guarded_apart=bool(facts.get("guarded_apart")),
     )
 
 
@@ -242,8 +243,10 @@ def _retain(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
         return facts.get("freed_call_retain") or f"{GRAD_FUNCTION}(..., retain_graph=True)", \
             f"on the {GRAD_FUNCTION} call, since a second pass through the same graph follows it"
     receiver = facts.get("freed_call_receiver") or facts.get("failing_call_receiver") or expression
+    # Why, in the words of the cause model's option that chose it (gradients read in between, or calls
+    # under different conditions).
     return facts.get("freed_call_retain") or f"{receiver}.backward(retain_graph=True)", \
-        "on the earlier backward: the gradients read between the two calls show both passes are wanted"
+        f"on the earlier backward: {causes.choose(cause, evidence_from(facts)).summary}"
 
 
 def _sum(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:

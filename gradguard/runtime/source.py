@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 
 from gradguard.analysis.api import std_builtins
+from gradguard.causes import branch_test
 from gradguard.analysis.api.facts import Receiver
 from gradguard.analysis.api.torch_functions import (
     BACKWARD_FUNCTION,
@@ -479,6 +480,26 @@ def conditions_within_loop(source: SourceFile, scope: ast.AST, row: int) -> tupl
         if parent is scope:
             break
     return tests, set()
+
+
+def branches_around(source: SourceFile, row: int) -> list[str]:
+    """The branches the statement at `row` runs under in its function (`causes.branch_test`), `not (...)`
+    for the `else` arm (or an `elif` further down)."""
+    scope = source.function_at(row)
+    statement = source.statement_at(scope, row)
+    found: list[str] = []
+    if statement is None:
+        return found
+    child: ast.AST = statement
+    for parent in source.ancestors(statement):
+        if parent is scope:
+            break
+        if isinstance(parent, ast.If):
+            calls = any(isinstance(node, ast.Call) for node in ast.walk(parent.test))
+            test = branch_test(unparse(parent.test), calls, parent.lineno)
+            found.append(test if child in parent.body else f"not ({test})")
+        child = parent
+    return found
 
 
 def _bound_in(loop: ast.AST) -> set[str]:

@@ -47,9 +47,6 @@ _IN_BOTH_ARMS = ("the statement the fix edits (the forward to recompute, the los
                  "of two copies in the arms of an `if`; an edit of one copy leaves the finding on the other, so "
                  "the check withholds it")
 
-_SEPARATE_GUARDS = ("the two backwards run under two tests the analysis cannot tie (`if should_backward():` each); "
-                    "one backward on the sum would change what runs when only one holds, so none is offered; "
-                    "`retain_graph=True` on the earlier one is the right fix there and is not planned yet")
 _ACCUMULATION_READ_AS_PERIODIC = ("with the backward under a test, the sum reads as gradient accumulation and is "
                                   "reset after its backward; the hand fix keeps a running Python number: both "
                                   "stop the error, the printed averages differ")
@@ -68,10 +65,6 @@ GAPS: dict[tuple[str, str], tuple[str, str]] = {
     ("gg005_gan_notebook", "loop-in-a-trainer"): ("no-fix", _GAN_IN_TRAINER),
     ("gg001_sam_second_step", "calls-under-flags"): ("no-fix", _IN_BOTH_ARMS),
     ("gg001_lbfgs_closure_outside_loss", "calls-under-flags"): ("no-fix", _IN_BOTH_ARMS),
-    ("gg002_multitask_heads", "backward-under-a-call"): ("no-fix", _SEPARATE_GUARDS),
-    ("gg002_actor_critic_shared_trunk", "backward-under-a-call"): ("no-fix", _SEPARATE_GUARDS),
-    ("gg002_auxiliary_loss_backbone", "backward-under-a-call"): ("no-fix", _SEPARATE_GUARDS),
-    ("gg002_vae_separate_terms", "backward-under-a-call"): ("no-fix", _SEPARATE_GUARDS),
     ("gg004_total_loss_iadd", "backward-under-a-call"): ("different", _ACCUMULATION_READ_AS_PERIODIC),
     ("gg004_epoch_loss_backward_in_loop", "backward-under-a-call"): ("different", _ACCUMULATION_READ_AS_PERIODIC),
     ("gg010_running_loss_tensor", "state-in-a-dict"): (
