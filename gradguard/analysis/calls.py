@@ -21,7 +21,7 @@ from gradguard.analysis.api import (
 from gradguard.analysis.api.torch_functions import ROOT_KEYWORDS
 from gradguard.analysis.names import canonical, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo
-from gradguard.analysis.state import OPAQUE, ClassInfo, Frame, FunctionInfo, State
+from gradguard.analysis.state import OPAQUE, ClassInfo, Frame, FunctionInfo, State, heap_owner
 from gradguard.analysis.values import (
     DATA,
     FRESH,
@@ -209,7 +209,7 @@ class CallEvaluation:
                 self.forget_opaque(label, state)
             if value.kind is not Kind.INSTANCE or not isinstance(value.ref, ClassInfo):
                 continue
-            owners = {v.ref.key for v in self.submodules_of(value, state, deep=True).elems or ()
+            owners = {heap_owner(v) for v in self.submodules_of(value, state, deep=True).elems or ()
                       if v.kind is Kind.INSTANCE and isinstance(v.ref, ClassInfo)}
             for key, held in list(state.heap.items()):
                 if key[0] in owners and held.nodes and held.kind not in (Kind.INSTANCE, Kind.MODULE):
@@ -220,17 +220,17 @@ class CallEvaluation:
         modules it holds) of an instance of a project class: a tuple of those objects, as the
         attributes of this state hold them."""
         found: list[Value] = [instance] if deep else []
-        seen = {instance.ref.key}
+        seen = {heap_owner(instance)}
         pending = [instance]
         while pending:
             owner = pending.pop(0)
             for (key, _), value in list(state.heap.items()):
-                if key != owner.ref.key or value.kind not in (Kind.INSTANCE, Kind.MODULE):
+                if key != heap_owner(owner) or value.kind not in (Kind.INSTANCE, Kind.MODULE):
                     continue
                 if value.kind is Kind.INSTANCE and isinstance(value.ref, ClassInfo):
-                    if value.ref.key in seen:
+                    if heap_owner(value) in seen:
                         continue
-                    seen.add(value.ref.key)
+                    seen.add(heap_owner(value))
                     if deep:
                         pending.append(value)
                 found.append(value)
@@ -509,7 +509,7 @@ class CallEvaluation:
         me = frame.self_value
         if me is not None and isinstance(me.ref, ClassInfo):
             found |= {f"self.{attr}" for (key, attr), held in state.heap.items()
-                      if key == me.ref.key and held is value}
+                      if key == heap_owner(me) and held is value}
         return frozenset(found)
 
     @staticmethod
@@ -546,7 +546,7 @@ class CallEvaluation:
             return self.call_value(call, callee, dotted(func), args, kwargs, state, frame)
         own = self.method_of(receiver.ref, method) if isinstance(receiver.ref, ClassInfo) else None
         if own is None and receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
-            held = state.heap.get((receiver.ref.key, method))
+            held = state.heap.get((heap_owner(receiver), method))
             if held is not None and is_api_reference(held):
                 # `self.optimizer_class(params)`: the library class the attribute was given.
                 return self.eval_known_call(call, held.qual, state, frame)  # type: ignore[arg-type]
@@ -589,7 +589,7 @@ class CallEvaluation:
                 if isinstance(name_node, cst.SimpleString) and len(args) > 1:
                     stored = (cut(args[1][1]) if module_fact.registers is Returns.BUFFERS
                               else Value(Kind.TENSOR, grad=True))
-                    key = (receiver.ref.key, name_node.evaluated_value)
+                    key = (heap_owner(receiver), name_node.evaluated_value)
                     state.heap[key] = stored
                     statement = self.statement(frame)
                     if statement is not None:
@@ -601,7 +601,7 @@ class CallEvaluation:
                 self.backward(call, args[:1], kwargs, state, frame, positional_retain=None)
                 return NONE
         if receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
-            stored = state.heap.get((receiver.ref.key, method))
+            stored = state.heap.get((heap_owner(receiver), method))
             attribute = self.attribute_value(receiver, func, state, frame)
             if stored is not None and stored is not UNKNOWN:
                 attribute = stored

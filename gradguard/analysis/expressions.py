@@ -36,7 +36,7 @@ from gradguard.analysis.scopes import (
     checked_locals,
     placement,
 )
-from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
+from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State, heap_owner
 from gradguard.analysis.values import (
     DATA,
     FRESH,
@@ -236,7 +236,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             owner = self.peek(base, state, frame)
             if owner is not None and owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
                 text = dotted(expr) or f"<expr>.{expr.attr.value}"
-                return Holder("attribute", (owner.ref.key, expr.attr.value), text)
+                return Holder("attribute", (heap_owner(owner), expr.attr.value), text)
             text = dotted(expr)
             if text is not None and owner is not None and owner.kind in (Kind.UNKNOWN, Kind.MODULE):
                 return Holder("attribute", state.opaque_key(text), text)
@@ -538,7 +538,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             owner = self.eval(target.value, state, frame)
             state.assign_invalidates(text=dotted(target))
             if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
-                key = (owner.ref.key, target.attr.value)
+                key = (heap_owner(owner), target.attr.value)
                 state.assign_invalidates(heap=key)
                 state.heap[key] = value
                 state.hdefs[key] = frozenset({statement})
@@ -546,7 +546,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 # any method of the object finds. Any other value is recorded too (paths where the
                 # attribute holds something else must not join into the flag).
                 flag = _flag_of(source, state)
-                state.heap[(f"{FLAG}{owner.ref.key}", target.attr.value)] = (  # type: ignore[index]
+                state.heap[(f"{FLAG}{heap_owner(owner)}", target.attr.value)] = (  # type: ignore[index]
                     NOT_A_FLAG if flag is None else TRUE_FLAG if flag else FALSE_FLAG)
                 if target.attr.value in K.MANUAL_FLAGS and not (isinstance(source, cst.Name) and source.value == "True"):
                     owner.ref.manual_optimization = True
@@ -808,7 +808,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return self.module_weight(owner, dotted(expr.value) or self.code_of(expr.value), name, expr, state,
                                       frame, forward=False)
         if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
-            value = state.heap.get((owner.ref.key, name))
+            value = state.heap.get((heap_owner(owner), name))
             if value is not None:
                 if value is UNKNOWN:
                     # Set from something the analysis does not see (a constructor's argument):
@@ -822,7 +822,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 # A property: its method runs on this read; a cached one is kept on the instance.
                 result = self.call_function(method, [], {}, state, frame, owner, expr)
                 if method.kept:
-                    key = (owner.ref.key, name)
+                    key = (heap_owner(owner), name)
                     state.heap[key] = result  # type: ignore[index]
                     statement = self.statement(frame)
                     if statement is not None:

@@ -38,7 +38,7 @@ from gradguard.analysis.expressions import (
 )
 from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
 from gradguard.analysis.scopes import assigned_in
-from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
+from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State, heap_owner
 from gradguard.analysis.values import (
     GENERATIONS,
     NONE,
@@ -524,13 +524,13 @@ class Interpreter(Evaluator):
                 state.assume[key] = Atom(key, known.truth, frozenset({key}), known.heap, len(state.frames),
                                          self.atom_seq, key)
                 continue
-            flag = state.heap.get((f"{FLAG}{owner.ref.key}", chain.attr.value))  # type: ignore[call-overload]
+            flag = state.heap.get((f"{FLAG}{heap_owner(owner)}", chain.attr.value))  # type: ignore[call-overload]
             # Only the flag values themselves: paths that set it differently join into another value.
             if (flag is not TRUE_FLAG and flag is not FALSE_FLAG) or key is None or key in state.assume:
                 continue
             self.atom_seq += 1
             state.assume[key] = Atom(key, flag is TRUE_FLAG, frozenset({key}),
-                                     frozenset({(owner.ref.key, chain.attr.value)}), len(state.frames),
+                                     frozenset({(heap_owner(owner), chain.attr.value)}), len(state.frames),
                                      self.atom_seq, key)
 
     def class_test(self, obj: cst.BaseExpression, cls: cst.BaseExpression, state: State,
@@ -579,7 +579,7 @@ class Interpreter(Evaluator):
             while isinstance(current, cst.Attribute):
                 owner = self.peek(current.value, state, frame)
                 if owner is not None and owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
-                    heap.add((owner.ref.key, current.attr.value))
+                    heap.add((heap_owner(owner), current.attr.value))
                 current = current.value
         self.atom_seq += 1
         state.assume[key] = Atom(key, holds, frozenset(deps), frozenset(heap), len(state.frames),
@@ -590,13 +590,13 @@ class Interpreter(Evaluator):
             # Only an attribute the program's own code set (`self.tune = args.tune`): one a library
             # maintains (`self.training`, which `model.train()` sets) may change behind its back.
             if object_key is not None and object_key not in state.assume \
-                    and (owner.ref.key, expr.attr.value) in state.hdefs:  # type: ignore[union-attr]
+                    and (heap_owner(owner), expr.attr.value) in state.hdefs:  # type: ignore[union-attr]
                 # The same flag of the same object, wherever it is tested from (`self.tune` in a
                 # method, `agent.tune` in the loop): it outlives the call that tested it.
                 assert owner is not None and isinstance(owner.ref, ClassInfo)
                 self.atom_seq += 1
                 state.assume[object_key] = Atom(object_key, holds, frozenset(),
-                                                frozenset({(owner.ref.key, expr.attr.value)}), 0,
+                                                frozenset({(heap_owner(owner), expr.attr.value)}), 0,
                                                 self.atom_seq, self.code_of(expr))
 
     def refine_none(self, test: cst.BaseExpression, then: State, otherwise: State, frame: Frame) -> None:
@@ -1087,17 +1087,37 @@ class Interpreter(Evaluator):
                     kwargs: dict[str, Value], state: State, frame: Frame, call: cst.CSTNode,
                     label: str | None) -> Value:
         """`Cls(...)`: a new abstract instance, with `__init__` run on it."""
-        instance = Value(Kind.INSTANCE, ref=info, label=label)
+        instance = Value(Kind.INSTANCE, ref=info, label=label, alloc=self.allocation(call, frame))
         for method in info.methods.values():
-            # A new object starts with empty caches (attributes are kept per class, not per object).
+            # A new object starts with empty caches (memos are kept per class, not per object).
             if method.memoised:
                 state.heap.pop(("<memo>", method.qualname), None)  # type: ignore[call-overload]
                 if method.kept:
-                    state.heap.pop((info.key, method.node.name.value), None)  # type: ignore[union-attr, call-overload]
+                    state.heap.pop((heap_owner(instance), method.node.name.value), None)  # type: ignore[union-attr, call-overload]
         init = self.method_of(info, "__init__")
         if init is not None:
             self.call_function(init, args, kwargs, state, frame, instance, call)
         return instance
+
+    def allocation(self, call: cst.CSTNode, frame: Frame) -> str | None:
+        """Where an object made by `call` lives, when the statement assigns the call's result to one
+        target (`self.policy_old = Model(...)` in a method of `PPO`: `PPO.policy_old`; `model = Net()`
+        in `main`: `main.model`); None otherwise (every such object of the class is one)."""
+        statement = self.statement(frame)
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return None
+        small = statement.body[0]
+        if not isinstance(small, cst.Assign) or small.value is not call or len(small.targets) != 1:
+            return None
+        target = dotted(small.targets[0].target)
+        if target is None:
+            return None
+        head, _, rest = target.partition(".")
+        me = frame.self_value
+        if rest and me is not None and frame.function is not None and frame.function.owner is not None \
+                and head == _first_parameter(frame.function):
+            return f"{frame.function.owner.name}.{rest}"
+        return f"{frame.function.qualname if frame.function is not None else '<module>'}.{target}"
 
     def is_module_container(self, info: ClassInfo) -> bool:
         """Whether a class of the program is (derives from) a container of modules (`nn.Sequential`)."""
@@ -1167,6 +1187,12 @@ class Interpreter(Evaluator):
             raise BudgetExceeded
         if self.steps % 512 == 0 and time.process_time() > self.deadline:
             raise TimeLimit
+
+
+def _first_parameter(function: FunctionInfo) -> str | None:
+    node = function.node
+    params = [*node.params.posonly_params, *node.params.params]
+    return params[0].name.value if params else None
 
 
 def _carry_atoms(state: State, varies: Callable[[Atom], bool], since: int) -> None:

@@ -30,6 +30,18 @@ HeapKey = tuple[str, str]
 OPAQUE = "<opaque>"
 
 
+def heap_owner(instance: Value) -> str:
+    """The heap key owner of an instance's attributes: its class, and where it was made when that is
+    known (`self.policy` and `self.policy_old` of one class are two objects)."""
+    key = instance.ref.key
+    return key if instance.alloc is None else f"{key}@{instance.alloc}"
+
+
+def class_of_owner(owner: str) -> str:
+    """The class name in a heap key owner (`models:Net@PPO.policy` -> `Net`)."""
+    return owner.split("@", 1)[0].rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+
+
 class State:
     """One abstract program state. Copied at branches, joined where paths meet."""
 

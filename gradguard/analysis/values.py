@@ -103,6 +103,9 @@ class Value:
     # site of the call that made it computed: what the kept value is keyed by, whatever the path
     # the module is reached by, `self.conv` in its forward or `model.blocks[1].conv` outside).
     weights: tuple[tuple[str, Computes, Any, int], ...] = ()
+    # For an instance of a project class: where it was made (the target its constructor's result was
+    # assigned to, `PPO.policy_old`), so two objects of one class keep their attributes apart.
+    alloc: str | None = None
 
     @property
     def carries_graph(self) -> bool:
@@ -166,6 +169,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         keys=a.keys if elems is not None else None,
         item_shape=join_shapes(a, b),
         weights=a.weights + tuple(w for w in b.weights if w not in a.weights),
+        alloc=a.alloc if a.alloc == b.alloc else None,
     )
 
 
@@ -206,7 +210,8 @@ def same(a: Value | None, b: Value | None) -> bool:
         return True
     if a is None or b is None:
         return False
-    if a.nodes != b.nodes or a.grad != b.grad or a.kind != b.kind or a.maybe_none != b.maybe_none:
+    if a.nodes != b.nodes or a.grad != b.grad or a.kind != b.kind or a.maybe_none != b.maybe_none \
+            or a.alloc != b.alloc:
         return False
     if (a.elems is None) != (b.elems is None):
         return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
+from gradguard.analysis.state import class_of_owner
 from gradguard.model import Edit
 from gradguard.rules import ConflictRule, FixPlan, carrier_shape, reassigned_state
 
@@ -78,7 +79,7 @@ def _through_the_object(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit
     holder = carrier.holder
     if holder.kind != "attribute" or not holder.text.startswith("self.") or loop is None or not facts.is_local(loop):
         return [], None
-    owners = codemods.instances_of(facts, holder.key[0].rsplit(":", 1)[-1].rsplit(".", 1)[-1])
+    owners = codemods.instances_of(facts, class_of_owner(holder.key[0]))
     used = [name for name in owners if codemods.reads_name(loop, name)]
     first = codemods.first_statement(loop.body)  # type: ignore[attr-defined]
     if len(used) != 1 or first is None:

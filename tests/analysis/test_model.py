@@ -330,6 +330,53 @@ def test_an_optimizer_step_with_no_backward_since_its_reset_changes_nothing() ->
     assert state is not None and state.unfilled == frozenset({"optimizer"})
 
 
+@pytest.mark.parametrize(("clear", "expected"), [("", ["GG003"]), ("self.policy_old.clear()", [])])
+def test_two_objects_of_one_class_keep_their_attributes_apart(clear: str, expected: list[str]) -> None:
+    """`self.policy` and `self.policy_old` are two objects of one class, each with its own list: clearing
+    one leaves the other's log-probabilities, graphs and all, for the next update (ppo-pytorch)."""
+    source = _program(f"""
+        class Policy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Linear(4, 2)
+                self.logprobs = []
+
+            def act(self, x):
+                logp = self.net(x).log_softmax(-1)[0]
+                self.logprobs.append(logp)
+                return logp
+
+            def clear(self):
+                del self.logprobs[:]
+
+        class PPO:
+            def __init__(self):
+                self.policy = Policy()
+                self.policy_old = Policy()
+                self.opt = torch.optim.Adam(self.policy.parameters(), lr=1e-3)
+
+            def update(self, states):
+                old = torch.stack(self.policy_old.logprobs)
+                new = torch.stack([self.policy.act(s) for s in states])
+                loss = (new.sum() - old.sum()).pow(2)
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+                self.policy.clear()
+                {clear}
+
+        ppo = PPO()
+        for episode in range(5):
+            states = [torch.randn(4) for _ in range(3)]
+            for s in states:
+                ppo.policy_old.act(s)
+            ppo.update(states)
+        """)
+    found = analyze(source)
+    assert [d.code for d in found] == expected
+    assert all("`self.policy_old.logprobs`" in d.message for d in found)
+
+
 def test_a_loop_left_when_its_test_turns_false_does_not_run_again() -> None:
     source = _program("""
         from torch.distributions import Categorical
