@@ -329,8 +329,12 @@ class CallEvaluation:
             via = tuple(self.reads_of(args, state, frame, None))
             paired = collects in (Collects.ZIP, Collects.ENUMERATE)
             elements = [self.element_of(v) for v in values] if paired else []
-            if any(e.kind in (Kind.MODULE, Kind.INSTANCE) for e in elements):
-                # `enumerate(self.layers)`: each item a tuple of what the iterables hold, modules kept.
+            # Each position's item is carried over by its own iterable (`policy.saved_log_probs`).
+            elements = [replace(e, via=tuple(self.reads_of([arg], state, frame, None))) if e.nodes and not e.via else e
+                        for e, arg in zip(elements, args, strict=False)]
+            if elements:
+                # `enumerate(self.layers)`, `zip(logprobs, old_logprobs)`: each item a tuple of what
+                # the iterables hold, position by position (modules kept).
                 item = Value(Kind.TUPLE, elems=(SCALAR, *elements) if collects is Collects.ENUMERATE else tuple(elements))
                 merged = self.container_of(Kind.LIST, elements)
                 return replace(merged, ref=item, via=via or merged.via)
@@ -546,7 +550,7 @@ class CallEvaluation:
             return self.call_value(call, callee, dotted(func), args, kwargs, state, frame)
         own = self.method_of(receiver.ref, method) if isinstance(receiver.ref, ClassInfo) else None
         if own is None and receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
-            held = state.heap.get((heap_owner(receiver), method))
+            held = state.attribute_of(receiver, method)
             if held is not None and is_api_reference(held):
                 # `self.optimizer_class(params)`: the library class the attribute was given.
                 return self.eval_known_call(call, held.qual, state, frame)  # type: ignore[arg-type]
@@ -601,7 +605,7 @@ class CallEvaluation:
                 self.backward(call, args[:1], kwargs, state, frame, positional_retain=None)
                 return NONE
         if receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
-            stored = state.heap.get((heap_owner(receiver), method))
+            stored = state.attribute_of(receiver, method)
             attribute = self.attribute_value(receiver, func, state, frame)
             if stored is not None and stored is not UNKNOWN:
                 attribute = stored

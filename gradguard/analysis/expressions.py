@@ -808,7 +808,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return self.module_weight(owner, dotted(expr.value) or self.code_of(expr.value), name, expr, state,
                                       frame, forward=False)
         if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
-            value = state.heap.get((heap_owner(owner), name))
+            value = state.attribute_of(owner, name)
             if value is not None:
                 if value is UNKNOWN:
                     # Set from something the analysis does not see (a constructor's argument):

@@ -176,6 +176,18 @@ class State:
             self.assume = {key: atom for key, atom in self.assume.items()
                            if (theirs := other.assume.get(key)) is not None and theirs.truth == atom.truth}
 
+    def attribute_of(self, instance: Value, name: str) -> Value | None:
+        """What an object's attribute holds; for an object that may be one of several of its class
+        (`m` over `model.named_children()`), what any of them holds there."""
+        value = self.heap.get((heap_owner(instance), name))
+        if value is not None or instance.alloc is not None:
+            return value
+        prefix = f"{instance.ref.key}@"
+        for (owner, attribute), held in self.heap.items():
+            if attribute == name and owner.startswith(prefix):
+                value = join(value, held)
+        return value
+
     def opaque_key(self, text: str) -> HeapKey:
         """The heap key of `text`, an attribute chain of an object whose class is not seen: chains
         from an instance of a seen class (`self.memory.states`) are that class's, so two classes

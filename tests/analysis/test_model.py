@@ -377,6 +377,60 @@ def test_two_objects_of_one_class_keep_their_attributes_apart(clear: str, expect
     assert all("`self.policy_old.logprobs`" in d.message for d in found)
 
 
+def test_an_object_that_may_be_any_of_several_of_its_class_reads_what_each_holds() -> None:
+    """`for m in self.children()` joins `self.fc1` and `self.fc2`, each with attributes of its own:
+    the learnable logits any of them holds are read, so masks computed once per epoch are found."""
+    source = _program("""
+        class MaskedLinear(nn.Linear):
+            def __init__(self, n_in, n_out):
+                super().__init__(n_in, n_out)
+                self.mask_logits = nn.Parameter(torch.full((n_out, n_in), 2.0))
+
+            def soft_mask(self):
+                return torch.sigmoid(self.mask_logits)
+
+        class MaskedMLP(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = MaskedLinear(8, 8)
+                self.fc2 = MaskedLinear(8, 2)
+
+            def soft_masks(self):
+                return [m.soft_mask() for m in self.children()]
+
+        model = MaskedMLP()
+        optimizer = torch.optim.Adam(model.parameters())
+        for epoch in range(3):
+            masks = model.soft_masks()
+            for step in range(4):
+                loss = sum(m.sum() for m in masks)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        """)
+    assert [d.code for d in analyze(source)] == ["GG006"]
+
+
+def test_zip_keeps_each_iterable_s_items_at_their_position() -> None:
+    """`for new, old in zip(new_logps, old_logps)`: `new` holds only what the first list holds, so
+    the old policy's graph, cut by `old.item()`, is not reached by the loss (PPO-PyTorch's fix)."""
+    source = _program("""
+        policy, policy_old = nn.Linear(4, 2), nn.Linear(4, 2)
+        optimizer = torch.optim.Adam(policy.parameters())
+        states = [torch.randn(4) for _ in range(5)]
+        old_logps = [policy_old(s).log_softmax(-1)[0] for s in states]
+        for epoch in range(4):
+            new_logps = [policy(s).log_softmax(-1)[0] for s in states]
+            loss = 0
+            for new, old in zip(new_logps, old_logps):
+                loss = loss - torch.exp(new - old.item())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        """)
+    assert _codes(source) == []
+
+
 def test_a_loop_left_when_its_test_turns_false_does_not_run_again() -> None:
     source = _program("""
         from torch.distributions import Categorical
