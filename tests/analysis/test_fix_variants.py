@@ -1,6 +1,7 @@
 """Every buggy fixture rewritten mechanically (`metamorphic.py`: the loop in a function taking the model,
 in a `Trainer` class holding `self.model`, definitions in another module, `for` as `while`, the
-backward under a condition, the loop's state kept in a dict or a tuple, each call under a flag), fixed by
+backward under a flag or under a test that calls, the loop's state kept in a dict or a tuple, each call
+under a flag), fixed by
 `--fix --unsafe-fixes`, must print exactly what its hand-written fix prints under the same rewrite.
 
 Each variant gets one verdict: `equal` (trains like the hand fix), `different` (runs, other

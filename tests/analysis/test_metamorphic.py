@@ -2,7 +2,8 @@
 does, keeps exactly its findings (buggy) or its silence (clean).
 
 The rewrites (`metamorphic.py`): model classes and helpers moved into another module of the
-project, `for` loops written as `while` loops, each backward under a condition, the training loop
+project, `for` loops written as `while` loops, each backward under a condition (a flag, or a call no
+condition atom names, `if should_backward():`), the training loop
 moved into a function that takes what it uses or into a `Trainer` class holding it as attributes,
 the loop's state kept in a dict or in a tuple. A finding is compared by its rule and the text of
 the line it points at (rewrites move lines).
