@@ -756,7 +756,7 @@ class Interpreter(Evaluator):
 
         since = self.atom_seq
         return self.run_loop(statement, statement.body, enter, leave, state, frame,
-                             lambda s: _carry_atoms(s, lambda atom: False, since))
+                             lambda s: _carry_atoms(s, lambda atom: False, since, own_only=True))
 
     def run_loop(self, loop: cst.For | cst.While, body: cst.BaseSuite, enter: Callable[[State], bool],
                  leave: Callable[[State], bool], state: State, frame: Frame,
@@ -1195,18 +1195,21 @@ def _first_parameter(function: FunctionInfo) -> str | None:
     return params[0].name.value if params else None
 
 
-def _carry_atoms(state: State, varies: Callable[[Atom], bool], since: int) -> None:
+def _carry_atoms(state: State, varies: Callable[[Atom], bool], since: int, own_only: bool = False) -> None:
     """At the end of an iteration, the conditions the next one decides anew (over what the loop binds
     again, `varies`, and the arms of branches taken in it, atoms made after `since`) become what the
     previous iteration took: one iteration of history keeps the iterations after a freeing branch
-    and after the other apart, without tying later tests to it."""
-    for key in [k for k in state.assume if k.startswith(_PREVIOUS)]:
+    and after the other apart, without tying later tests to it. The history of the iteration before
+    goes (with `own_only`, only what this loop made of it: outer loops' stays)."""
+    for key in [k for k, atom in state.assume.items()
+                if k.startswith(_PREVIOUS) and (not own_only or atom.seq > since)]:
         del state.assume[key]
     for key, atom in list(state.assume.items()):
-        if (key.startswith(ARM_ATOM) and atom.seq > since) or varies(atom):
+        arm = key.startswith(ARM_ATOM) and atom.seq > since
+        if arm or varies(atom):
             del state.assume[key]
             state.assume[_PREVIOUS + key] = Atom(_PREVIOUS + key, atom.truth, frozenset(), frozenset(),
-                                                 atom.level, 0, atom.text)
+                                                 atom.level, atom.seq if arm else 0, atom.text)
 
 
 def _constant_truth(test: cst.BaseExpression) -> bool | None:

@@ -306,6 +306,25 @@ def test_a_backward_under_a_test_no_atom_names_keeps_the_paths_apart(
     assert [(d.span.start.row, d.code) for d in analyze(source)] == expected
 
 
+def test_a_while_loop_keeps_the_history_of_its_own_freeing_arm() -> None:
+    """The same freeing arm under a `while` loop inside an epoch loop: the `while` loop remembers the
+    arm its previous iteration took (and leaves the epoch loop's history alone)."""
+    source = _program("""
+        model = nn.GRUCell(3, 16)
+        head = nn.Linear(16, 2)
+        for epoch in range(3):
+            h = torch.zeros(1, 16)
+            t = 0
+            while t < 80:
+                h = model(torch.randn(1, 3), h)
+                if torch.rand(1).item() < 0.5:
+                    loss = head(h).sum()
+                    loss.backward()
+                t += 1
+        """)
+    assert [d.code for d in analyze(source)] == ["GG003"]
+
+
 def test_an_optimizer_step_with_no_backward_since_its_reset_changes_nothing() -> None:
     """`zero_grad()` leaves the gradients None: the step of an iteration that skipped its backward
     updates no parameter, so the graph carried from that iteration was not changed in place (the
