@@ -21,7 +21,14 @@ from gradguard.analysis.api import (
 from gradguard.analysis.api.torch_functions import ROOT_KEYWORDS
 from gradguard.analysis.names import canonical, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo
-from gradguard.analysis.state import OPAQUE, ClassInfo, Frame, FunctionInfo, State, heap_owner
+from gradguard.analysis.state import (
+    OPAQUE,
+    ClassInfo,
+    Frame,
+    FunctionInfo,
+    State,
+    heap_owner,
+)
 from gradguard.analysis.values import (
     DATA,
     FRESH,

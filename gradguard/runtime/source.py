@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from types import CodeType
 
 from gradguard.analysis.api import std_builtins
-from gradguard.causes import branch_test
 from gradguard.analysis.api.facts import Receiver
 from gradguard.analysis.api.torch_functions import (
     BACKWARD_FUNCTION,
@@ -23,6 +22,7 @@ from gradguard.analysis.api.torch_functions import (
     ROOT_KEYWORDS,
 )
 from gradguard.analysis.api.torch_tensor import BACKWARD
+from gradguard.causes import branch_test
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
