@@ -137,7 +137,7 @@ def for_to_while(source: str) -> Files | None:
 
 
 class _GuardBackward(cst.CSTTransformer):
-    def __init__(self, test: str = "LOG_BACKWARD") -> None:
+    def __init__(self, test: str) -> None:
         self.count = 0
         self.test = test
 
@@ -151,34 +151,30 @@ class _GuardBackward(cst.CSTTransformer):
                       leading_lines=updated.leading_lines)
 
 
-def backward_in_condition(source: str) -> Files | None:
-    """Each backward statement under `if LOG_BACKWARD:` (a flag set once at the top)."""
+def _guard_backwards(source: str, test: str, definition: str, name: str) -> Files | None:
+    """Each backward statement under `if <test>:`, with `definition` (of `name`) placed after the imports."""
     module = cst.parse_module(source)
-    transformer = _GuardBackward()
+    transformer = _GuardBackward(test)
     rewritten = module.visit(transformer)
-    if not transformer.count:
+    if not transformer.count or name in names_read(module):
         return None
     imports = [i for i, s in enumerate(rewritten.body) if is_import(s)]
     at = imports[-1] + 1 if imports else 0
-    flag = cst.parse_statement("LOG_BACKWARD = True\n")
-    body = [*rewritten.body[:at], flag, *rewritten.body[at:]]
+    body = [*rewritten.body[:at], cst.parse_statement(definition), *rewritten.body[at:]]
     return {"train.py": rewritten.with_changes(body=body).code}
+
+
+def backward_in_condition(source: str) -> Files | None:
+    """Each backward statement under `if LOG_BACKWARD:` (a flag set once at the top)."""
+    return _guard_backwards(source, "LOG_BACKWARD", "LOG_BACKWARD = True\n", "LOG_BACKWARD")
 
 
 def backward_under_a_call(source: str) -> Files | None:
     """Each backward statement under `if should_backward():`, a function of the script that returns
     True: a test no condition atom names (it calls), so the analysis takes it both ways, in a loop of
     the script or in a method the loop calls."""
-    module = cst.parse_module(source)
-    transformer = _GuardBackward("should_backward()")
-    rewritten = module.visit(transformer)
-    if not transformer.count or "should_backward" in names_read(module):
-        return None
-    imports = [i for i, s in enumerate(rewritten.body) if is_import(s)]
-    at = imports[-1] + 1 if imports else 0
-    helper = cst.parse_statement("def should_backward() -> bool:\n    return True\n")
-    body = [*rewritten.body[:at], helper, *rewritten.body[at:]]
-    return {"train.py": rewritten.with_changes(body=body).code}
+    return _guard_backwards(source, "should_backward()", "def should_backward() -> bool:\n    return True\n",
+                            "should_backward")
 
 
 class _CallsUnderFlags(cst.CSTTransformer):

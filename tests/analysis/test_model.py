@@ -251,39 +251,37 @@ def test_a_backward_under_a_condition_then_the_real_one_is_found_with_its_condit
     assert "`step % log_every == 0`" in found[0].message
 
 
-_ONLINE_TRAINER = """
-    class OnlineTrainer:
-        def __init__(self, model):
-            self.model = model
-            self.opt = torch.optim.Adam(model.parameters())
-            self.h = torch.zeros(1, 16)
+_STREAM_LEARNER = """
+    class StreamLearner:
+        def __init__(self, net):
+            self.net = net
+            self.optim = torch.optim.SGD(net.parameters(), lr=0.1)
+            self.state = torch.zeros(2, 8)
 
-        def observe(self, x, label=None):
-            logits, self.h = self.model(x, self.h)
-            if label is not None:
-                loss = F.cross_entropy(logits, label)
-                self.opt.zero_grad()
-                loss.backward()
-                self.opt.step()
+        def step(self, frame, target=None):
+            score, self.state = self.net(frame, self.state)
+            if target is not None:
+                self.optim.zero_grad()
+                F.mse_loss(score, target).backward()
+                self.optim.step()
                 DETACH
-            return logits.argmax(1)
+            return score.detach()
 
-    def main(model, stream):
-        trainer = OnlineTrainer(model)
-        for t, (x, y) in enumerate(stream):
-            label = y if t % 5 == 4 else None
-            trainer.observe(x, label)
+    def run(net, frames, targets, every):
+        learner = StreamLearner(net)
+        for i, frame in enumerate(frames):
+            learner.step(frame, targets[i] if i % every == 0 else None)
     """
 
 
-@pytest.mark.parametrize(("detach", "expected"), [("pass", [(16, "GG003")]), ("self.h = self.h.detach()", [])])
+@pytest.mark.parametrize(("detach", "expected"), [("pass", [(15, "GG003")]), ("self.state = self.state.detach()", [])])
 def test_a_backward_under_a_test_of_a_called_method_keeps_the_caller_s_paths_apart(
         detach: str, expected: list[tuple[int, str]]) -> None:
-    """The test of a branch a called method runs once per call (`if label is not None:` over its
+    """The test of a branch a called method runs once per call (`if target is not None:` over its
     parameter) is gone when the call returns, but the caller's statement is run once per arm when an
     arm frees a graph: the iterations after the update and after the other arm stay apart, so the
-    state carried through `self.h` is met freed by the next update (and not once it is detached)."""
-    source = _program(_ONLINE_TRAINER.replace("DETACH", detach))
+    state carried through `self.state` is met freed by the next update (and not once it is detached)."""
+    source = _program(_STREAM_LEARNER.replace("DETACH", detach))
     assert [(d.span.start.row, d.code) for d in analyze(source)] == expected
 
 
