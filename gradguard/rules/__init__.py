@@ -185,7 +185,7 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
     failing, freed = conflict.failing, conflict.freed_by
     same_call = failing.node is freed.node
     grads_read = False
-    if not same_call and freed.statement is not None and failing.statement is not None:
+    if not same_call and facts.is_local(freed.statement) and facts.is_local(failing.statement):
         start, end = facts.span(freed.statement).end.row, facts.span(failing.statement).start.row
         rows = facts.rows_matching(_reads_grads)
         index = bisect.bisect_right(rows, start)
@@ -200,7 +200,7 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         outside_loop=same_call or closure is not None,
         grad_feeds_loss=grad_feeds_later_code(facts, conflict),
         sampled=conflict.carrier is not None and conflict.carrier.sampled,
-        guarded_apart=not same_call and freed.statement is not None and failing.statement is not None
+        guarded_apart=not same_call and facts.is_local(freed.statement) and facts.is_local(failing.statement)
         and codemods.enclosing_function(facts, freed.statement) is codemods.enclosing_function(facts, failing.statement)
         and model.guarded_apart(branches_around(facts, freed.statement), branches_around(facts, failing.statement)),
     )

@@ -885,6 +885,35 @@ def test_a_src_layout_without_a_project_file_is_found_from_a_script_folder(tmp_p
     assert found is not None and found.path == str(tmp_path / "src" / "pkg" / "buffer.py")
 
 
+def test_branches_are_compared_only_between_calls_of_one_function_of_this_file(tmp_path: Path) -> None:
+    """`guarded_apart` (retain_graph instead of a sum) reads the branches around both calls; a freeing
+    call in another module's helper has none to compare, so the evidence does not claim it."""
+    from gradguard.rules import evidence
+
+    (tmp_path / "helpers.py").write_text(textwrap.dedent("""\
+        def fit_head(features, head, target):
+            loss = (head(features) - target).pow(2).mean()
+            loss.backward()
+            return loss
+        """))
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent("""\
+        import torch
+        from torch import nn
+        from helpers import fit_head
+
+        trunk, head_a, head_b = nn.Linear(4, 8), nn.Linear(8, 1), nn.Linear(8, 1)
+        for step in range(4):
+            features = torch.tanh(trunk(torch.randn(8, 4)))
+            fit_head(features, head_a, torch.randn(8, 1))
+            if step % 2 == 0:
+                head_b(features).sum().backward()
+        """))
+    facts = facts_for(script.read_text(), path=str(script))
+    assert facts is not None and facts.conflicts
+    assert all(not evidence(facts, conflict).guarded_apart for conflict in facts.conflicts)
+
+
 def test_facts_of_a_file_name_the_freeing_call_in_another_module(tmp_path: Path) -> None:
     (tmp_path / "losses.py").write_text(textwrap.dedent("""\
         import torch.nn.functional as F
