@@ -135,6 +135,27 @@ def decide(expr: cst.BaseExpression, assume: dict[str, Atom]) -> bool | None:
     return None if result is None else result == truth
 
 
+# How a test's equality with a literal is consulted (`x == "a"` is decided by any `x == ...`).
+EQUALITY = "=="
+
+
+@lru_cache(maxsize=_NODE_CACHE)
+def consulted_keys(expr: cst.BaseExpression) -> frozenset[str]:
+    """The assumptions `decide(expr, ...)` may read: the keys of the test and of its parts, and
+    `==x` for a comparison of `x` with a literal (any atom saying what `x` equals)."""
+    expr, _ = strip_not(expr)
+    found: set[str] = set()
+    key = key_of(expr)
+    if key is not None:
+        found.add(key)
+    if isinstance(expr, cst.BooleanOperation):
+        found |= consulted_keys(expr.left) | consulted_keys(expr.right)
+    query = equality_of(expr)
+    if query is not None:
+        found.add(EQUALITY + query[0])
+    return frozenset(found)
+
+
 def _decide_positive(expr: cst.BaseExpression, assume: dict[str, Atom]) -> bool | None:
     key = key_of(expr)
     if key is None:

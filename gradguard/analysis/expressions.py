@@ -25,7 +25,7 @@ from gradguard.analysis.api import (
 )
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
 from gradguard.analysis.calls import Args, CallEvaluation
-from gradguard.analysis.conditions import Atom, chains_of, decide
+from gradguard.analysis.conditions import Atom, chains_of, consulted_keys, decide
 from gradguard.analysis.evidence import Role, roles_in
 from gradguard.analysis.names import canonical, chains_overlap, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo, Project
@@ -37,6 +37,7 @@ from gradguard.analysis.scopes import (
     placement,
 )
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State, heap_owner
+from gradguard.analysis.summaries import Recorder, Summaries
 from gradguard.analysis.values import (
     DATA,
     FRESH,
@@ -190,6 +191,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.resolved: dict[tuple[str, int], Value | None] = {}
         # The paths out of the last inlined call: (state at its return, value returned).
         self.last_returns: list[tuple[State, Value]] = []
+        self.summaries = Summaries()
+        # The summaries being made, innermost last: what each run reads of the path conditions.
+        self.recorders: list[Recorder] = []
         # What the analysis did not follow to the end: (what, node, function).
         self.incomplete: list[tuple[str, cst.CSTNode | None, str]] = []
 
@@ -260,6 +264,25 @@ class Evaluator(CallEvaluation, AutogradEvents):
         if name is None or "." not in name or makes(name) not in _REFERENCED:
             return None
         return Value(Kind.CLASS, label=name, qual=name)
+
+    def decide(self, test: cst.BaseExpression, state: State) -> bool | None:
+        """The truth of a branch test on the path to `state` (`conditions.decide`), noted as read."""
+        if self.recorders:
+            self.consult(*consulted_keys(test))
+        return decide(test, state.assume)
+
+    def invalidate(self, state: State, name: str | None = None, text: str | None = None,
+                   heap: tuple[str, str] | None = None) -> None:
+        """An assignment: the path forgets the conditions that read what it assigned."""
+        for recorder in self.recorders:
+            recorder.assigned.add((name, text, heap))
+        state.assign_invalidates(name=name, text=text, heap=heap)
+
+    def consult(self, *keys: str) -> None:
+        """The analysis reads (or tests for) these assumptions of the path: a summary of a call
+        under way holds only for paths that agree on them."""
+        for recorder in self.recorders:
+            recorder.consulted.update(keys)
 
     def lookup(self, name: str, state: State, frame: Frame) -> Value | None:
         """A variable's value: the frame's locals, enclosing frames for closures, then globals."""
@@ -394,7 +417,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             arms = where.guards.get(statement)
             if not arms or outer not in where.loops.get(statement, ()):
                 return False
-            if not any(decide(test, state.assume) is (not truth) and self.invariant_in(test, outer)
+            if not any(self.decide(test, state) is (not truth) and self.invariant_in(test, outer)
                        for test, truth in arms):
                 return False
         return True
@@ -436,7 +459,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         index = 0 if name in frame.global_names else len(state.frames) - 1
         state.frames[index][name] = value
         state.defs[index][name] = frozenset({statement})
-        state.assign_invalidates(name=name)
+        self.invalidate(state, name=name)
 
     def note_reset(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame) -> None:
         """A container emptied inside a loop (`xs = []`, `del xs[:]`) does not grow across it."""
@@ -460,7 +483,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if name in state.frames[index]:
                 state.frames[index][name] = value
                 state.defs[index][name] = state.defs[index].get(name, frozenset()) | {statement}
-                state.assign_invalidates(name=name)
+                self.invalidate(state, name=name)
                 return
         self.assign(target, value, state, frame, statement, None)
 
@@ -469,7 +492,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         index = 0 if name in frame.global_names else len(state.frames) - 1
         state.frames[index].pop(name, None)
         state.defs[index].pop(name, None)
-        state.assign_invalidates(name=name)
+        self.invalidate(state, name=name)
 
     def defs_of(self, holder: Holder, state: State, frame: Frame) -> frozenset[cst.CSTNode]:
         """The statements that last assigned a holder."""
@@ -536,16 +559,16 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 self.assign(inner, part, state, frame, statement, source)
         elif isinstance(target, cst.Attribute):
             owner = self.eval(target.value, state, frame)
-            state.assign_invalidates(text=dotted(target))
+            self.invalidate(state, text=dotted(target))
             if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
                 key = (heap_owner(owner), target.attr.value)
-                state.assign_invalidates(heap=key)
+                self.invalidate(state, heap=key)
                 state.heap[key] = value
                 state.hdefs[key] = frozenset({statement})
                 # `self.learned_freq = learned_freq` with a literal flag: what `if self.learned_freq:` in
                 # any method of the object finds. Any other value is recorded too (paths where the
                 # attribute holds something else must not join into the flag).
-                flag = _flag_of(source, state)
+                flag = _flag_of(source, state, self)
                 state.heap[(f"{FLAG}{heap_owner(owner)}", target.attr.value)] = (  # type: ignore[index]
                     NOT_A_FLAG if flag is None else TRUE_FLAG if flag else FALSE_FLAG)
                 if target.attr.value in K.MANUAL_FLAGS and not (isinstance(source, cst.Name) and source.value == "True"):
@@ -1204,11 +1227,12 @@ FALSE_FLAG = Value(Kind.SCALAR, label="False")
 NOT_A_FLAG = Value(Kind.SCALAR)
 
 
-def _flag_of(source: cst.CSTNode | None, state: State) -> bool | None:
+def _flag_of(source: cst.CSTNode | None, state: State, evaluator: Evaluator) -> bool | None:
     """True or False when `source` is that literal, or a name whose truth the path assumes."""
     if isinstance(source, cst.Name):
         if source.value in ("True", "False"):
             return source.value == "True"
+        evaluator.consult(source.value)
         atom = state.assume.get(source.value)
         if atom is not None:
             return atom.truth

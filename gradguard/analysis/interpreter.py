@@ -23,7 +23,6 @@ from gradguard.analysis.conditions import (
     MAX_PARTS,
     Atom,
     chains_of,
-    decide,
     equality_of,
     key_of,
     strip_not,
@@ -39,6 +38,7 @@ from gradguard.analysis.expressions import (
 from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
 from gradguard.analysis.scopes import assigned_in
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State, heap_owner
+from gradguard.analysis.summaries import Recorder
 from gradguard.analysis.values import (
     GENERATIONS,
     NONE,
@@ -257,7 +257,9 @@ class Interpreter(Evaluator):
     def _least_separating(parts: list[State]) -> str:
         """The condition to forget when there are too many partitions: the one whose partitions
         differ least in what is freed (the oldest among equals). Which branch of a loop-invariant
-        `if` ran matters less than whether the previous iteration ran the freeing backward."""
+        `if` ran matters less than whether the previous iteration ran the freeing backward.
+        A condition every partition takes the same way tells none apart: forgetting it would join
+        nothing (the caller's conditions, as seen from the branches of a call it made)."""
         def freed_facts(part: State) -> frozenset[int]:
             return frozenset(part.freed)
 
@@ -266,6 +268,13 @@ class Interpreter(Evaluator):
         for part in parts:
             for key, atom in part.assume.items():
                 seqs[key] = min(atom.seq, seqs.get(key, atom.seq))
+        first = parts[0].assume
+        shared = {key for key, atom in first.items()
+                  if all((theirs := part.assume.get(key)) is not None and theirs.truth == atom.truth
+                         for part in parts[1:])}
+        if len(shared) < len(seqs):
+            for key in shared:
+                del seqs[key]
         facts = [(part.partition_key(), freed_facts(part)) for part in parts]
         for key, seq in seqs.items():
             merged: dict[frozenset[tuple[str, bool]], set[frozenset[int]]] = {}
@@ -431,10 +440,12 @@ class Interpreter(Evaluator):
         if state.dead:
             return []
         self.assume_object_flags(statement.test, state, frame)
-        decided = decide(statement.test, state.assume)
+        decided = self.decide(statement.test, state)
         if decided is None:
             decided = self.attribute_test(statement.test, state, frame)
         arm = self.arm_key(statement, frame)
+        if arm is not None:
+            self.consult(arm)
         if decided is None and arm is not None and arm in state.assume:
             decided = state.assume[arm].truth
         if decided is None:
@@ -518,6 +529,7 @@ class Interpreter(Evaluator):
                 continue
             key = key_of(chain)
             object_key = object_atom_key(owner, chain.attr.value)
+            self.consult(*(k for k in (key, object_key) if k is not None))
             known = state.assume.get(object_key) if object_key is not None else None
             if known is not None and key is not None and key not in state.assume:
                 self.atom_seq += 1
@@ -569,6 +581,7 @@ class Interpreter(Evaluator):
         key = key_of(expr)
         if key is None or key in ("True", "False", "None"):
             return
+        self.consult(key)
         deps: set[str] = set()
         heap: set[tuple[str, str]] = set()
         for chain in chains_of(expr):
@@ -587,6 +600,8 @@ class Interpreter(Evaluator):
         if isinstance(expr, cst.Attribute):
             owner = self.peek(expr.value, state, frame)
             object_key = object_atom_key(owner, expr.attr.value)
+            if object_key is not None:
+                self.consult(object_key)
             # Only an attribute the program's own code set (`self.tune = args.tune`): one a library
             # maintains (`self.training`, which `model.train()` sets) may change behind its back.
             if object_key is not None and object_key not in state.assume \
@@ -735,7 +750,7 @@ class Interpreter(Evaluator):
 
         def truth(s: State) -> bool | None:
             constant = _constant_truth(test)
-            return constant if constant is not None else decide(test, s.assume)
+            return constant if constant is not None else self.decide(test, s)
 
         def enter(s: State) -> bool:
             self.eval(test, s, frame)
@@ -1001,10 +1016,45 @@ class Interpreter(Evaluator):
     def inline_call(self, info: FunctionInfo, args: list[tuple[cst.BaseExpression | None, Value]],
                     kwargs: dict[str, Value], state: State, frame: Frame,
                     self_value: Value | None, call: cst.CSTNode) -> Value:
-        """Inline a call: run the function's body with the argument values bound to its parameters."""
+        """Inline a call: run the function's body with the argument values bound to its parameters,
+        or take the summary of an earlier run from the same inputs (`summaries.py`)."""
         if frame.depth >= self.max_depth or any(info is f for f in self.active):
             state.unfilled = frozenset()  # code not followed may backward
             return UNKNOWN
+        site = (id(info.node), id(call), frame.depth, frame.module, tuple(map(id, frame.loops)),
+                tuple(map(id, self.active)), self.arm_loops, len(self.cached_blocks))
+        summary = self.summaries.find(site, args, kwargs, self_value, state, info.nested)
+        if summary is not None:
+            for recorder in self.recorders:
+                recorder.absorb(summary.recorder)
+            self.last_returns = []
+            return self.summaries.replay(summary, state)
+        started = self.summaries.begin(args, kwargs, self_value, state, info.nested)
+        recorded = self._recorded()
+        recorder = Recorder()
+        for outer in self.recorders:
+            outer.functions.add(info.node)
+        recorder.functions.add(info.node)
+        self.recorders.append(recorder)
+        try:
+            result = self._inline_call(info, args, kwargs, state, frame, self_value, call)
+        finally:
+            self.recorders.pop()
+        for outer in self.recorders:
+            outer.absorb(recorder)
+        if self._recorded() == recorded:
+            self.summaries.keep(site, started, state, result, recorder)
+        return result
+
+    def _recorded(self) -> tuple[int, ...]:
+        """How much the analysis has recorded for the statement running (a call that recorded
+        something is run again, never summarised)."""
+        return (self.frees, len(self.split_atoms), len(self.freeing_arms), len(self.incomplete),
+                len(self.conflicts), len(self.accumulations))
+
+    def _inline_call(self, info: FunctionInfo, args: list[tuple[cst.BaseExpression | None, Value]],
+                     kwargs: dict[str, Value], state: State, frame: Frame,
+                     self_value: Value | None, call: cst.CSTNode) -> Value:
         node = info.node
         module = info.module if info.module is not None else (frame.module if info.nested else None)
         callee = Frame(info, self_value, list(frame.loops), frame.depth + 1,
@@ -1042,6 +1092,7 @@ class Interpreter(Evaluator):
         state.defs.append({name: frozenset({node}) for name in locals_})
         for name, truth in _literal_flags(node, call, self_value is not None).items():
             # `backward=True` passed or left to its default: `if backward:` in the body is decided.
+            self.consult(name)
             if name not in state.assume:
                 self.atom_seq += 1
                 state.assume[name] = Atom(name, truth, frozenset({name}), frozenset(), len(state.frames),
@@ -1200,9 +1251,11 @@ def _carry_atoms(state: State, varies: Callable[[Atom], bool], since: int, own_o
     again, `varies`, and the arms of branches taken in it, atoms made after `since`) become what the
     previous iteration took: one iteration of history keeps the iterations after a freeing branch
     and after the other apart, without tying later tests to it. The history of the iteration before
-    goes (with `own_only`, only what this loop made of it: outer loops' stays)."""
+    goes (with `own_only`, only what this loop made of it: outer loops' stays; a loop of a called
+    function never forgets its callers' history)."""
+    level = len(state.frames)
     for key in [k for k, atom in state.assume.items()
-                if k.startswith(_PREVIOUS) and (not own_only or atom.seq > since)]:
+                if k.startswith(_PREVIOUS) and (not own_only or atom.seq > since) and atom.level >= level]:
         del state.assume[key]
     for key, atom in list(state.assume.items()):
         arm = key.startswith(ARM_ATOM) and atom.seq > since

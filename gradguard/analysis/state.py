@@ -42,6 +42,19 @@ def class_of_owner(owner: str) -> str:
     return owner.split("@", 1)[0].rsplit(":", 1)[-1].rsplit(".", 1)[-1]
 
 
+def invalidated(atom: Atom, name: str | None, text: str | None, heap: tuple[str, str] | None) -> bool:
+    """Whether assigning a variable, an attribute chain or an instance attribute changes what a
+    condition reads."""
+    if heap is not None and heap in atom.heap:
+        return True
+    for dep in atom.deps:
+        head = dep.split(".", 1)[0]
+        if (name is not None and head == name) or (text is not None and (
+                dep == text or dep.startswith(text + ".") or text.startswith(dep + "."))):
+            return True
+    return False
+
+
 class State:
     """One abstract program state. Copied at branches, joined where paths meet."""
 
@@ -208,18 +221,7 @@ class State:
         that read it."""
         if not self.assume:
             return
-        stale = []
-        for key, atom in self.assume.items():
-            if heap is not None and heap in atom.heap:
-                stale.append(key)
-                continue
-            for dep in atom.deps:
-                head = dep.split(".", 1)[0]
-                if (name is not None and head == name) or (text is not None and (
-                        dep == text or dep.startswith(text + ".") or text.startswith(dep + "."))):
-                    stale.append(key)
-                    break
-        for key in stale:
+        for key in [key for key, atom in self.assume.items() if invalidated(atom, name, text, heap)]:
             del self.assume[key]
 
     def same_as(self, other: State) -> bool:

@@ -1,0 +1,196 @@
+"""Summaries of calls that leave no trace but their result.
+
+A function run for its result only (a validation or logging routine called from inside a training
+loop, a helper computing a schedule) is called again at each pass of the loops around it, once per
+path partition, with the very same inputs. Its analysis is kept as a summary: the inputs it ran
+from (the arguments, the receiver, and everything of the state a call can read) and what it gave
+back. A later call from the same inputs takes the result instead of running the body again.
+
+A run is kept only when it changed nothing a later statement could read: no variable, attribute,
+container item, freed node, assumed condition or optimizer state differs afterwards, its result
+holds no graph node (nodes are named after how often their site ran, which a summary does not
+replay), and it recorded nothing for the caller's statement (a freeing backward, a flag split).
+Only how often each site ran differs, and the summary replays that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from gradguard.analysis.conditions import EQUALITY, Atom
+from gradguard.analysis.state import State, invalidated
+from gradguard.analysis.values import Value
+
+# How many summaries are kept per call site (the most recent first out).
+MAX_PER_SITE = 8
+
+
+def exactly(a: Any, b: Any) -> bool:
+    """Whether two abstract values are the same in every field (nested values by identity)."""
+    if a is b:
+        return True
+    if type(a) is not Value or type(b) is not Value:
+        return a == b
+    return a.__dict__ == b.__dict__
+
+
+def _same_map(mine: dict, theirs: dict) -> bool:
+    if len(mine) != len(theirs):
+        return False
+    for key, value in mine.items():
+        other = theirs.get(key, _MISSING)
+        if other is _MISSING or not exactly(value, other):
+            return False
+    return True
+
+
+_MISSING = object()
+
+
+@dataclass
+class Recorder:
+    """What a call's run read of the path conditions and what it assigned (its callees' included)."""
+
+    consulted: set[str] = field(default_factory=set)
+    assigned: set[tuple[str | None, str | None, tuple[str, str] | None]] = field(default_factory=set)
+    functions: set[cst.CSTNode] = field(default_factory=set)
+
+    def absorb(self, other: Recorder) -> None:
+        self.consulted |= other.consulted
+        self.assigned |= other.assigned
+        self.functions |= other.functions
+
+    def reads(self, atom: Atom) -> bool:
+        return self.reads_key(atom.key, atom.equality)
+
+    def reads_key(self, key: str, equality: tuple[str, str, bool] | None) -> bool:
+        return key in self.consulted or (equality is not None and EQUALITY + equality[0] in self.consulted)
+
+    def changes(self, atom: Atom) -> bool:
+        return any(invalidated(atom, *assignment) for assignment in self.assigned)
+
+
+@dataclass
+class Inputs:
+    """What of a state a call can read, but how often each site ran (copied shallowly: values are
+    immutable)."""
+
+    frames: list[dict[str, Value]]
+    defs: list[dict[str, Any]]
+    heap: dict[Any, Value]
+    freed: dict[int, Any]
+    assume: dict[str, tuple[Any, ...]]
+    rest: tuple[Any, ...]
+
+    @staticmethod
+    def of(state: State, recorder: Recorder | None = None) -> Inputs:
+        """With a recorder, only the conditions the run read (the others it leaves as they are)."""
+        return Inputs([dict(f) for f in state.frames], [dict(d) for d in state.defs], dict(state.heap),
+                      dict(state.freed), {k: (a.truth, a.deps, a.heap, a.level, a.equality) for k, a in state.assume.items()
+                                          if recorder is None or recorder.reads(a)},
+                      (state.no_grad, state.unfilled, state.frozen, dict(state.retained), dict(state.hdefs),
+                       len(state.frames)))
+
+    def outside(self) -> Inputs:
+        """Without the locals of the functions on the call stack (a call other than a closure's
+        reads only globals)."""
+        return Inputs(self.frames[:1], self.defs[:1], self.heap, self.freed, self.assume, self.rest)
+
+    def same(self, other: Inputs) -> bool:
+        if self.rest != other.rest or self.assume != other.assume or self.freed != other.freed:
+            return False
+        if len(self.frames) != len(other.frames) or self.defs != other.defs:
+            return False
+        return _same_map(self.heap, other.heap) and all(
+            _same_map(f, g) for f, g in zip(self.frames, other.frames, strict=True))
+
+
+@dataclass
+class Summary:
+    arguments: tuple[Any, ...]
+    inputs: Inputs
+    recorder: Recorder
+    result: Value
+    ran: dict[int, int]  # site -> how many more times it ran during the call
+
+
+def _argument_key(args: list[tuple[Any, Value]], kwargs: dict[str, Value], self_value: Value | None) -> tuple:
+    return (tuple(v for _, v in args), tuple(sorted(kwargs.items(), key=lambda item: item[0])), self_value)
+
+
+def _same_arguments(a: tuple, b: tuple) -> bool:
+    positional, keywords, receiver = a
+    positional2, keywords2, receiver2 = b
+    if len(positional) != len(positional2) or len(keywords) != len(keywords2):
+        return False
+    if not all(exactly(x, y) for x, y in zip(positional, positional2)):
+        return False
+    if any(k != k2 or not exactly(v, v2) for (k, v), (k2, v2) in zip(keywords, keywords2)):
+        return False
+    return (receiver is None) == (receiver2 is None) and (receiver is None or exactly(receiver, receiver2))
+
+
+def _holds_nodes(value: Value) -> bool:
+    if value.nodes or value.top:
+        return True
+    return any(_holds_nodes(e) for e in value.elems or ())
+
+
+class Summaries:
+    """The summaries of one analysis, by call site and function."""
+
+    def __init__(self) -> None:
+        self.by_site: dict[tuple[int, int], list[Summary]] = {}
+        self.hits = 0
+        self.runs = 0
+
+    def find(self, site: tuple[Any, ...], args: list[tuple[Any, Value]], kwargs: dict[str, Value],
+             self_value: Value | None, state: State, closure: bool) -> Summary | None:
+        kept = self.by_site.get(site)
+        if not kept:
+            return None
+        arguments = _argument_key(args, kwargs, self_value)
+        for summary in kept:
+            if not _same_arguments(summary.arguments, arguments):
+                continue
+            recorder = summary.recorder
+            inputs = Inputs.of(state, recorder)
+            if not closure:
+                inputs = inputs.outside()
+            if summary.inputs.same(inputs) and not any(
+                    recorder.changes(atom) for atom in state.assume.values() if not recorder.reads(atom)):
+                self.hits += 1
+                return summary
+        return None
+
+    @staticmethod
+    def replay(summary: Summary, state: State) -> Value:
+        for site, more in summary.ran.items():
+            state.epochs[site] = state.epochs.get(site, 0) + more
+        return summary.result
+
+    def begin(self, args: list[tuple[Any, Value]], kwargs: dict[str, Value], self_value: Value | None,
+              state: State, closure: bool) -> tuple[tuple, Inputs, dict[int, int], bool]:
+        self.runs += 1
+        return _argument_key(args, kwargs, self_value), Inputs.of(state), dict(state.epochs), closure
+
+    def keep(self, site: tuple[Any, ...], started: tuple[tuple, Inputs, dict[int, int], bool],
+             state: State, result: Value, recorder: Recorder) -> None:
+        """Keep the run as a summary when it left nothing behind but its result (its callers'
+        locals included: a call never changes them, a closure may)."""
+        arguments, before, epochs, closure = started
+        if state.dead or _holds_nodes(result) or not before.same(Inputs.of(state)):
+            return
+        ran = {site: count - epochs.get(site, 0) for site, count in state.epochs.items()
+               if count != epochs.get(site, 0)}
+        if any(more < 0 for more in ran.values()) or len(state.epochs) < len(epochs):
+            return
+        kept = self.by_site.setdefault(site, [])
+        entry = Inputs(before.frames, before.defs, before.heap, before.freed,
+                       {k: a for k, a in before.assume.items() if recorder.reads_key(k, a[-1])},
+                       before.rest)
+        kept.insert(0, Summary(arguments, entry if closure else entry.outside(), recorder, result, ran))
+        del kept[MAX_PER_SITE:]

@@ -1,0 +1,189 @@
+"""Summaries of calls (`analysis/summaries.py`): a call run for its result only is analysed once per
+distinct input, a summary is taken only where every input the call reads is the same, and the
+findings never depend on whether a summary was taken."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gradguard.analysis import analyze, summaries
+from gradguard.analysis.conditions import Atom
+from gradguard.analysis.state import State
+from gradguard.analysis.summaries import Recorder, Summaries
+from gradguard.analysis.values import NONE, SCALAR, Kind, Value
+
+# -- the summaries themselves ---------------------------------------------------------------------
+
+
+def _atom(key: str, truth: bool, deps: frozenset[str] = frozenset()) -> Atom:
+    return Atom(key, truth, deps or frozenset({key}), frozenset(), 1, 1, key)
+
+
+def _state(**atoms: bool) -> State:
+    state = State()
+    state.frames[0]["model"] = Value(Kind.MODULE)
+    for key, truth in atoms.items():
+        state.assume[key] = _atom(key, truth)
+    return state
+
+
+_SITE = ("site",)
+_ARGS = [(None, SCALAR)]
+
+
+def _kept(state: State, recorder: Recorder, result: Value = NONE) -> Summaries:
+    made = Summaries()
+    started = made.begin(_ARGS, {}, None, state, False)
+    made.keep(_SITE, started, state, result, recorder)
+    return made
+
+
+def test_a_call_that_changed_nothing_is_found_again_from_the_same_inputs() -> None:
+    state = _state(flag=True)
+    made = _kept(state, Recorder(consulted={"flag"}))
+    assert made.find(_SITE, _ARGS, {}, None, _state(flag=True), False) is not None
+    assert made.find(_SITE, _ARGS, {}, None, _state(flag=False), False) is None
+    assert made.find(_SITE, [(None, NONE)], {}, None, _state(flag=True), False) is None
+
+
+def test_conditions_the_call_never_read_do_not_tell_its_inputs_apart() -> None:
+    made = _kept(_state(flag=True, other=True), Recorder(consulted={"flag"}))
+    assert made.find(_SITE, _ARGS, {}, None, _state(flag=True), False) is not None
+    assert made.find(_SITE, _ARGS, {}, None, _state(flag=True, other=False, third=True), False) is not None
+
+
+def test_a_condition_over_what_the_call_assigns_is_never_carried_past_it() -> None:
+    """The run assigned `step`: a path assuming `step % k == 0` would lose that condition in the call,
+    which the summary (made on a path without it) does not replay."""
+    made = _kept(_state(flag=True), Recorder(consulted={"flag"}, assigned={("step", None, None)}))
+    later = _state(flag=True)
+    later.assume["((step % k) == 0)"] = _atom("((step % k) == 0)", True, frozenset({"step", "k"}))
+    assert made.find(_SITE, _ARGS, {}, None, later, False) is None
+
+
+def test_a_call_that_changed_the_state_or_returned_a_graph_is_not_kept() -> None:
+    state = _state()
+    made = Summaries()
+    started = made.begin(_ARGS, {}, None, state, False)
+    state.heap[("Net", "h")] = Value(Kind.TENSOR, frozenset({60}))
+    made.keep(_SITE, started, state, NONE, Recorder())
+    assert made.find(_SITE, _ARGS, {}, None, state, False) is None
+    assert _kept(_state(), Recorder(), Value(Kind.TENSOR, frozenset({60}))).find(
+        _SITE, _ARGS, {}, None, _state(), False) is None
+
+
+def test_the_callers_locals_are_inputs_of_a_closure_only() -> None:
+    state = _state()
+    state.frames.append({"x": SCALAR})
+    made = Summaries()
+    made.keep(_SITE, made.begin(_ARGS, {}, None, state, False), state, NONE, Recorder())
+    later = _state()
+    later.frames.append({"x": NONE})
+    assert made.find(_SITE, _ARGS, {}, None, later, False) is not None
+    closure = Summaries()
+    closure.keep(_SITE, closure.begin(_ARGS, {}, None, state, True), state, NONE, Recorder())
+    assert closure.find(_SITE, _ARGS, {}, None, later, True) is None
+
+
+def test_a_summary_replays_how_often_each_site_ran() -> None:
+    state = _state()
+    made = Summaries()
+    started = made.begin(_ARGS, {}, None, state, False)
+    state.epochs[7] = 2
+    made.keep(_SITE, started, state, NONE, Recorder())
+    later = _state()
+    later.epochs[7] = 5
+    summary = made.find(_SITE, _ARGS, {}, None, later, False)
+    assert summary is not None
+    Summaries.replay(summary, later)
+    assert later.epochs[7] == 7
+
+
+# -- whole programs -------------------------------------------------------------------------------
+
+
+_TRAINER = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def log_validation(model, loader, trackers, step, final=False):
+    images = []
+    if final:
+        model = model.eval()
+    for batch in loader:
+        with torch.no_grad():
+            out = model(batch)
+        for image in out:
+            images.append(image)
+    for tracker in trackers:
+        if tracker.name == "tensorboard":
+            for image in images:
+                tracker.writer.add_image("val", image, step)
+        elif tracker.name == "wandb":
+            for image in images:
+                tracker.log({"val": image})
+    return images
+
+
+def train(model, loader, val_loader, optimizer, trackers, args):
+    global_step = 0
+    hidden = None
+    for epoch in range(args.epochs):
+        for batch in loader:
+            out, hidden = model(batch, hidden)
+            loss = F.mse_loss(out, batch)
+            if args.clip is not None:
+                loss = loss.clamp(max=args.clip)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            DETACH
+            global_step += 1
+            if global_step % args.checkpointing_steps == 0:
+                torch.save(model.state_dict(), f"ckpt-{global_step}.pt")
+            if global_step % args.validation_steps == 0:
+                log_validation(model, val_loader, trackers, global_step)
+    log_validation(model, val_loader, trackers, global_step, final=True)
+"""
+
+
+def _disabled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(summaries, "MAX_PER_SITE", 0)
+
+
+@pytest.mark.parametrize(("detach", "expected"), [("pass", ["GG003"]), ("hidden = hidden.detach()", [])])
+def test_a_validation_routine_in_the_training_loop_is_analysed_once_per_input(
+        monkeypatch: pytest.MonkeyPatch, detach: str, expected: list[str]) -> None:
+    found: list[int] = []
+    original = Summaries.replay
+
+    def replay(summary: summaries.Summary, state: State) -> Value:
+        found.append(1)
+        return original(summary, state)
+
+    monkeypatch.setattr(Summaries, "replay", staticmethod(replay))
+    source = textwrap.dedent(_TRAINER).replace("DETACH", detach)
+    with_summaries = [(d.span.start.row, d.code) for d in analyze(source)]
+    assert [code for _, code in with_summaries] == expected
+    assert found, "the validation routine was analysed again at every call"
+    _disabled(monkeypatch)
+    assert [(d.span.start.row, d.code) for d in analyze(source)] == with_summaries
+
+
+def _fixtures() -> list[Path]:
+    from fixture_support import buggy_fixtures, clean_fixtures, fixed_fixtures
+
+    return [p for p in [*buggy_fixtures(), *clean_fixtures(), *fixed_fixtures()] if p.suffix == ".py"]
+
+
+@pytest.mark.parametrize("path", _fixtures(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_fixture_has_the_same_findings_without_summaries(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    source = path.read_text(encoding="utf-8")
+    with_summaries = [(d.span.start.row, d.code, d.message) for d in analyze(source, path=str(path))]
+    _disabled(monkeypatch)
+    assert [(d.span.start.row, d.code, d.message) for d in analyze(source, path=str(path))] == with_summaries
