@@ -114,17 +114,35 @@ class Project:
 
 def _parse(name: str, path: str) -> ModuleInfo | None:
     """Read and parse one project module; None when it cannot be read, decoded or parsed (the
-    analysis then knows nothing of it, as of any library)."""
-    from gradguard.analysis.program import module_imports
-
+    analysis then knows nothing of it, as of any library). A module several linted files import is
+    parsed once per process while its content stays the same."""
     try:
         if os.path.getsize(path) > MAX_MODULE_BYTES:
             return None
         with open(path, "rb") as handle:
             data = handle.read()
-        text = data.decode("utf-8-sig")
-        module = cst.parse_module(text)
-    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
+    except OSError:
         return None
-    return ModuleInfo(name, os.path.abspath(path), module, hashlib.sha256(data).hexdigest(),
-                      module_imports(module), os.path.dirname(os.path.abspath(path)))
+    path = os.path.abspath(path)
+    key = (name, path, hashlib.sha256(data).hexdigest())
+    if key in _PARSED:
+        return _PARSED[key]
+    if len(_PARSED) >= _MAX_PARSED:
+        _PARSED.clear()
+    _PARSED[key] = found = _parsed(name, path, data, key[2])
+    return found
+
+
+# Project modules parsed in this process, by name, path and content digest.
+_PARSED: dict[tuple[str, str, str], ModuleInfo | None] = {}
+_MAX_PARSED = 256
+
+
+def _parsed(name: str, path: str, data: bytes, digest: str) -> ModuleInfo | None:
+    from gradguard.analysis.program import module_imports
+
+    try:
+        module = cst.parse_module(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
+        return None
+    return ModuleInfo(name, path, module, digest, module_imports(module), os.path.dirname(path))
