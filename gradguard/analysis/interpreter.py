@@ -1050,7 +1050,8 @@ class Interpreter(Evaluator):
         """How much the analysis has recorded for the statement running (a call that recorded
         something is run again, never summarised)."""
         return (self.frees, len(self.split_atoms), len(self.freeing_arms), len(self.incomplete),
-                len(self.conflicts), len(self.accumulations))
+                len(self.conflicts), len(self.accumulations), self.last_backward, len(self.backwarded),
+                len(self.retains), len(self.framework_calls), len(self.optimizer_owners))
 
     def _inline_call(self, info: FunctionInfo, args: list[tuple[cst.BaseExpression | None, Value]],
                      kwargs: dict[str, Value], state: State, frame: Frame,

@@ -22,7 +22,7 @@ import libcst as cst
 
 from gradguard.analysis.conditions import EQUALITY, Atom
 from gradguard.analysis.state import State, invalidated
-from gradguard.analysis.values import Value
+from gradguard.analysis.values import GENERATIONS, Value
 
 # How many summaries are kept per call site (the most recent first out).
 MAX_PER_SITE = 8
@@ -73,6 +73,22 @@ class Recorder:
         return any(invalidated(atom, *assignment) for assignment in self.assigned)
 
 
+@dataclass(frozen=True)
+class View:
+    """The part of a state a summarised run can have read: the path conditions it consulted; of the
+    frames of the functions around a closure, the names its code (and its callees') mentions; of the
+    freed nodes, those of sites it evaluated (a call that runs no backward and no step reads the
+    freed nodes only to age the ones of its own sites)."""
+
+    recorder: Recorder | None = None
+    closure: bool = True
+    names: frozenset[str] | None = None
+    sites: frozenset[int] | None = None
+
+
+FULL = View()
+
+
 @dataclass
 class Inputs:
     """What of a state a call can read, but how often each site ran (copied shallowly: values are
@@ -86,18 +102,38 @@ class Inputs:
     rest: tuple[Any, ...]
 
     @staticmethod
-    def of(state: State, recorder: Recorder | None = None) -> Inputs:
-        """With a recorder, only the conditions the run read (the others it leaves as they are)."""
-        return Inputs([dict(f) for f in state.frames], [dict(d) for d in state.defs], dict(state.heap),
-                      dict(state.freed), {k: (a.truth, a.deps, a.heap, a.level, a.equality) for k, a in state.assume.items()
-                                          if recorder is None or recorder.reads(a)},
+    def of(state: State, view: View = FULL) -> Inputs:
+        recorder, names, sites = view.recorder, view.names, view.sites
+        if not view.closure:
+            frames, defs = [dict(state.frames[0])], [dict(state.defs[0])]
+        elif names is None:
+            frames, defs = [dict(f) for f in state.frames], [dict(d) for d in state.defs]
+        else:
+            frames = [dict(state.frames[0]), *({k: v for k, v in f.items() if k in names} for f in state.frames[1:])]
+            defs = [dict(state.defs[0]), *({k: v for k, v in d.items() if k in names} for d in state.defs[1:])]
+        freed = dict(state.freed) if sites is None else {
+            node: why for node, why in state.freed.items() if node // GENERATIONS in sites}
+        assume = {k: (a.truth, a.deps, a.heap, a.level, a.equality) for k, a in state.assume.items()
+                  if recorder is None or recorder.reads(a)}
+        return Inputs(frames, defs, dict(state.heap), freed, assume,
                       (state.no_grad, state.unfilled, state.frozen, dict(state.retained), dict(state.hdefs),
                        len(state.frames)))
 
-    def outside(self) -> Inputs:
-        """Without the locals of the functions on the call stack (a call other than a closure's
-        reads only globals)."""
-        return Inputs(self.frames[:1], self.defs[:1], self.heap, self.freed, self.assume, self.rest)
+    def project(self, view: View) -> Inputs:
+        """These full inputs as `view` sees them (what `of(state, view)` gives for the same state)."""
+        recorder, names, sites = view.recorder, view.names, view.sites
+        if not view.closure:
+            frames, defs = self.frames[:1], self.defs[:1]
+        elif names is None:
+            frames, defs = self.frames, self.defs
+        else:
+            frames = [self.frames[0], *({k: v for k, v in f.items() if k in names} for f in self.frames[1:])]
+            defs = [self.defs[0], *({k: v for k, v in d.items() if k in names} for d in self.defs[1:])]
+        freed = self.freed if sites is None else {
+            node: why for node, why in self.freed.items() if node // GENERATIONS in sites}
+        assume = self.assume if recorder is None else {
+            k: a for k, a in self.assume.items() if recorder.reads_key(k, a[-1])}
+        return Inputs(frames, defs, self.heap, freed, assume, self.rest)
 
     def same(self, other: Inputs) -> bool:
         if self.rest != other.rest or self.assume != other.assume or self.freed != other.freed:
@@ -111,6 +147,7 @@ class Inputs:
 @dataclass
 class Summary:
     arguments: tuple[Any, ...]
+    view: View
     inputs: Inputs
     recorder: Recorder
     result: Value
@@ -146,6 +183,7 @@ class Summaries:
         self.by_site: dict[tuple[int, int], list[Summary]] = {}
         self.hits = 0
         self.runs = 0
+        self._mentioned: dict[cst.CSTNode, frozenset[str]] = {}
 
     def find(self, site: tuple[Any, ...], args: list[tuple[Any, Value]], kwargs: dict[str, Value],
              self_value: Value | None, state: State, closure: bool) -> Summary | None:
@@ -157,14 +195,25 @@ class Summaries:
             if not _same_arguments(summary.arguments, arguments):
                 continue
             recorder = summary.recorder
-            inputs = Inputs.of(state, recorder)
-            if not closure:
-                inputs = inputs.outside()
-            if summary.inputs.same(inputs) and not any(
+            if summary.inputs.same(Inputs.of(state, summary.view)) and not any(
                     recorder.changes(atom) for atom in state.assume.values() if not recorder.reads(atom)):
                 self.hits += 1
                 return summary
         return None
+
+    def mentioned(self, function: cst.CSTNode) -> frozenset[str]:
+        """Every name a function's code mentions (what a closure may read of the functions around it)."""
+        found = self._mentioned.get(function)
+        if found is None:
+            names: set[str] = set()
+
+            class Names(cst.CSTVisitor):
+                def visit_Name(self, node: cst.Name) -> None:
+                    names.add(node.value)
+
+            function.visit(Names())
+            found = self._mentioned[function] = frozenset(names)
+        return found
 
     @staticmethod
     def replay(summary: Summary, state: State) -> Value:
@@ -180,7 +229,8 @@ class Summaries:
     def keep(self, site: tuple[Any, ...], started: tuple[tuple, Inputs, dict[int, int], bool],
              state: State, result: Value, recorder: Recorder) -> None:
         """Keep the run as a summary when it left nothing behind but its result (its callers'
-        locals included: a call never changes them, a closure may)."""
+        locals included: a call never changes them, a closure may), with the view of the state
+        its inputs are compared in."""
         arguments, before, epochs, closure = started
         if state.dead or _holds_nodes(result) or not before.same(Inputs.of(state)):
             return
@@ -189,8 +239,6 @@ class Summaries:
         if any(more < 0 for more in ran.values()) or len(state.epochs) < len(epochs):
             return
         kept = self.by_site.setdefault(site, [])
-        entry = Inputs(before.frames, before.defs, before.heap, before.freed,
-                       {k: a for k, a in before.assume.items() if recorder.reads_key(k, a[-1])},
-                       before.rest)
-        kept.insert(0, Summary(arguments, entry if closure else entry.outside(), recorder, result, ran))
-        del kept[MAX_PER_SITE:]
+        names = frozenset().union(*map(self.mentioned, recorder.functions)) if closure else None
+        view = View(recorder, closure, names, frozenset(ran))
+        kept.insert(0, Summary(arguments, view, before.project(view), recorder, result, ran))

@@ -7,13 +7,14 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import libcst as cst
 import pytest
 
 from gradguard.analysis import analyze, summaries
 from gradguard.analysis.conditions import Atom
 from gradguard.analysis.state import State
 from gradguard.analysis.summaries import Recorder, Summaries
-from gradguard.analysis.values import NONE, SCALAR, Kind, Value
+from gradguard.analysis.values import GENERATIONS, NONE, SCALAR, Freed, Kind, Value
 
 # -- the summaries themselves ---------------------------------------------------------------------
 
@@ -75,17 +76,35 @@ def test_a_call_that_changed_the_state_or_returned_a_graph_is_not_kept() -> None
         _SITE, _ARGS, {}, None, _state(), False) is None
 
 
-def test_the_callers_locals_are_inputs_of_a_closure_only() -> None:
+def test_the_callers_locals_are_inputs_of_a_closure_only_as_far_as_its_code_names_them() -> None:
     state = _state()
-    state.frames.append({"x": SCALAR})
+    state.frames.append({"x": SCALAR, "y": SCALAR})
     made = Summaries()
     made.keep(_SITE, made.begin(_ARGS, {}, None, state, False), state, NONE, Recorder())
     later = _state()
-    later.frames.append({"x": NONE})
+    later.frames.append({"x": NONE, "y": SCALAR})
     assert made.find(_SITE, _ARGS, {}, None, later, False) is not None
     closure = Summaries()
-    closure.keep(_SITE, closure.begin(_ARGS, {}, None, state, True), state, NONE, Recorder())
+    body = cst.parse_statement("def helper(a):\n    return a + x\n")
+    closure.keep(_SITE, closure.begin(_ARGS, {}, None, state, True), state, NONE, Recorder(functions={body}))
     assert closure.find(_SITE, _ARGS, {}, None, later, True) is None
+    elsewhere = _state()
+    elsewhere.frames.append({"x": SCALAR, "y": NONE})
+    assert closure.find(_SITE, _ARGS, {}, None, elsewhere, True) is not None
+
+
+def test_freed_nodes_are_inputs_only_at_the_sites_the_call_evaluated() -> None:
+    state = _state()
+    made = Summaries()
+    started = made.begin(_ARGS, {}, None, state, False)
+    state.epochs[7] = 1
+    made.keep(_SITE, started, state, NONE, Recorder())
+    elsewhere = _state()
+    elsewhere.freed[3 * GENERATIONS] = Freed(None)  # type: ignore[arg-type]
+    assert made.find(_SITE, _ARGS, {}, None, elsewhere, False) is not None
+    own = _state()
+    own.freed[7 * GENERATIONS + 1] = Freed(None)  # type: ignore[arg-type]
+    assert made.find(_SITE, _ARGS, {}, None, own, False) is None
 
 
 def test_a_summary_replays_how_often_each_site_ran() -> None:
