@@ -1037,16 +1037,15 @@ class Interpreter(Evaluator):
         recorder.functions.add(info.node)
         self.recorders.append(recorder)
         try:
+            # What the run reads and assigns is noted in every recorder under way (`consult`).
             result = self._inline_call(info, args, kwargs, state, frame, self_value, call)
         finally:
             self.recorders.pop()
-        for outer in self.recorders:
-            outer.absorb(recorder)
         if self._recorded() == recorded:
             self.summaries.keep(site, started, state, result, recorder)
         return result
 
-    def _recorded(self) -> tuple[int, ...]:
+    def _recorded(self) -> tuple[object, ...]:
         """How much the analysis has recorded for the statement running (a call that recorded
         something is run again, never summarised)."""
         return (self.frees, len(self.split_atoms), len(self.freeing_arms), len(self.incomplete),

@@ -6,11 +6,12 @@ path partition, with the very same inputs. Its analysis is kept as a summary: th
 from (the arguments, the receiver, and everything of the state a call can read) and what it gave
 back. A later call from the same inputs takes the result instead of running the body again.
 
-A run is kept only when it changed nothing a later statement could read: no variable, attribute,
-container item, freed node, assumed condition or optimizer state differs afterwards, its result
-holds no graph node (nodes are named after how often their site ran, which a summary does not
-replay), and it recorded nothing for the caller's statement (a freeing backward, a flag split).
-Only how often each site ran differs, and the summary replays that.
+A run is kept only when what it changed is replayed exactly: how often each site ran, and
+attributes of objects set to values that hold no graph node (an evaluation helper building `Boxes`
+of its own). No variable, freed node, assumed condition or optimizer state may differ afterwards,
+its result holds no graph node either (nodes are named after how often their site ran, so a graph
+made by another run is not this run's), and it recorded nothing for the caller's statement (a
+freeing backward, a flag split).
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class Inputs:
     frames: list[dict[str, Value]]
     defs: list[dict[str, Any]]
     heap: dict[Any, Value]
+    hdefs: dict[Any, Any]
     freed: dict[int, Any]
     assume: dict[str, tuple[Any, ...]]
     rest: tuple[Any, ...]
@@ -115,9 +117,8 @@ class Inputs:
             node: why for node, why in state.freed.items() if node // GENERATIONS in sites}
         assume = {k: (a.truth, a.deps, a.heap, a.level, a.equality) for k, a in state.assume.items()
                   if recorder is None or recorder.reads(a)}
-        return Inputs(frames, defs, dict(state.heap), freed, assume,
-                      (state.no_grad, state.unfilled, state.frozen, dict(state.retained), dict(state.hdefs),
-                       len(state.frames)))
+        return Inputs(frames, defs, dict(state.heap), dict(state.hdefs), freed, assume,
+                      (state.no_grad, state.unfilled, state.frozen, dict(state.retained), len(state.frames)))
 
     def project(self, view: View) -> Inputs:
         """These full inputs as `view` sees them (what `of(state, view)` gives for the same state)."""
@@ -133,10 +134,11 @@ class Inputs:
             node: why for node, why in self.freed.items() if node // GENERATIONS in sites}
         assume = self.assume if recorder is None else {
             k: a for k, a in self.assume.items() if recorder.reads_key(k, a[-1])}
-        return Inputs(frames, defs, self.heap, freed, assume, self.rest)
+        return Inputs(frames, defs, self.heap, self.hdefs, freed, assume, self.rest)
 
     def same(self, other: Inputs) -> bool:
-        if self.rest != other.rest or self.assume != other.assume or self.freed != other.freed:
+        if self.rest != other.rest or self.assume != other.assume or self.freed != other.freed \
+                or self.hdefs != other.hdefs:
             return False
         if len(self.frames) != len(other.frames) or self.defs != other.defs:
             return False
@@ -152,6 +154,7 @@ class Summary:
     recorder: Recorder
     result: Value
     ran: dict[int, int]  # site -> how many more times it ran during the call
+    stored: dict[Any, tuple[Value, Any]]  # the attributes it set: (value, assigning statements)
 
 
 def _argument_key(args: list[tuple[Any, Value]], kwargs: dict[str, Value], self_value: Value | None) -> tuple:
@@ -219,6 +222,9 @@ class Summaries:
     def replay(summary: Summary, state: State) -> Value:
         for site, more in summary.ran.items():
             state.epochs[site] = state.epochs.get(site, 0) + more
+        for key, (value, defs) in summary.stored.items():
+            state.heap[key] = value
+            state.hdefs[key] = defs
         return summary.result
 
     def begin(self, args: list[tuple[Any, Value]], kwargs: dict[str, Value], self_value: Value | None,
@@ -232,7 +238,21 @@ class Summaries:
         locals included: a call never changes them, a closure may), with the view of the state
         its inputs are compared in."""
         arguments, before, epochs, closure = started
-        if state.dead or _holds_nodes(result) or not before.same(Inputs.of(state)):
+        if state.dead or _holds_nodes(result):
+            return
+        after = Inputs.of(state)
+        stored = {key: (value, state.hdefs.get(key)) for key, value in state.heap.items()
+                  if not exactly(before.heap.get(key, _MISSING), value)}
+        if any(_holds_nodes(value) for value, _ in stored.values()) or not before.heap.keys() <= state.heap.keys():
+            return
+        for key in stored:
+            # What the summary replays is compared no further.
+            for mine, theirs in ((after.heap, before.heap), (after.hdefs, before.hdefs)):
+                if key in theirs:
+                    mine[key] = theirs[key]
+                else:
+                    mine.pop(key, None)
+        if not before.same(after):
             return
         ran = {site: count - epochs.get(site, 0) for site, count in state.epochs.items()
                if count != epochs.get(site, 0)}
@@ -241,4 +261,4 @@ class Summaries:
         kept = self.by_site.setdefault(site, [])
         names = frozenset().union(*map(self.mentioned, recorder.functions)) if closure else None
         view = View(recorder, closure, names, frozenset(ran))
-        kept.insert(0, Summary(arguments, view, before.project(view), recorder, result, ran))
+        kept.insert(0, Summary(arguments, view, before.project(view), recorder, result, ran, stored))

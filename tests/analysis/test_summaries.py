@@ -206,3 +206,16 @@ def test_every_fixture_has_the_same_findings_without_summaries(monkeypatch: pyte
     with_summaries = [(d.span.start.row, d.code, d.message) for d in analyze(source, path=str(path))]
     _disabled(monkeypatch)
     assert [(d.span.start.row, d.code, d.message) for d in analyze(source, path=str(path))] == with_summaries
+
+
+def test_attributes_a_call_set_to_values_without_a_graph_are_replayed() -> None:
+    state = _state()
+    made = Summaries()
+    started = made.begin(_ARGS, {}, None, state, False)
+    state.heap[("Boxes", "tensor")] = SCALAR
+    made.keep(_SITE, started, state, NONE, Recorder())
+    later = _state()
+    summary = made.find(_SITE, _ARGS, {}, None, later, False)
+    assert summary is not None
+    Summaries.replay(summary, later)
+    assert later.heap[("Boxes", "tensor")] is SCALAR
