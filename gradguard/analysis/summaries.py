@@ -224,7 +224,10 @@ class Summaries:
             state.epochs[site] = state.epochs.get(site, 0) + more
         for key, (value, defs) in summary.stored.items():
             state.heap[key] = value
-            state.hdefs[key] = defs
+            if defs is None:
+                state.hdefs.pop(key, None)
+            else:
+                state.hdefs[key] = defs
         return summary.result
 
     def begin(self, args: list[tuple[Any, Value]], kwargs: dict[str, Value], self_value: Value | None,
