@@ -184,8 +184,6 @@ class Summaries:
 
     def __init__(self) -> None:
         self.by_site: dict[tuple[int, int], list[Summary]] = {}
-        self.hits = 0
-        self.runs = 0
         self._mentioned: dict[cst.CSTNode, frozenset[str]] = {}
 
     def find(self, site: tuple[Any, ...], args: list[tuple[Any, Value]], kwargs: dict[str, Value],
@@ -200,7 +198,6 @@ class Summaries:
             recorder = summary.recorder
             if summary.inputs.same(Inputs.of(state, summary.view)) and not any(
                     recorder.changes(atom) for atom in state.assume.values() if not recorder.reads(atom)):
-                self.hits += 1
                 return summary
         return None
 
@@ -232,7 +229,6 @@ class Summaries:
 
     def begin(self, args: list[tuple[Any, Value]], kwargs: dict[str, Value], self_value: Value | None,
               state: State, closure: bool) -> tuple[tuple, Inputs, dict[int, int], bool]:
-        self.runs += 1
         return _argument_key(args, kwargs, self_value), Inputs.of(state), dict(state.epochs), closure
 
     def keep(self, site: tuple[Any, ...], started: tuple[tuple, Inputs, dict[int, int], bool],

@@ -5,6 +5,7 @@ findings never depend on whether a summary was taken."""
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import libcst as cst
@@ -33,6 +34,16 @@ def _state(**atoms: bool) -> State:
 
 _SITE = ("site",)
 _ARGS = [(None, SCALAR)]
+
+
+def _made_by(change: Callable[[State], None]) -> Summaries:
+    """The summary of a run from a plain state that made `change` to it."""
+    state = _state()
+    made = Summaries()
+    started = made.begin(_ARGS, {}, None, state, False)
+    change(state)
+    made.keep(_SITE, started, state, NONE, Recorder())
+    return made
 
 
 def _kept(state: State, recorder: Recorder, result: Value = NONE) -> Summaries:
@@ -94,11 +105,7 @@ def test_the_callers_locals_are_inputs_of_a_closure_only_as_far_as_its_code_name
 
 
 def test_freed_nodes_are_inputs_only_at_the_sites_the_call_evaluated() -> None:
-    state = _state()
-    made = Summaries()
-    started = made.begin(_ARGS, {}, None, state, False)
-    state.epochs[7] = 1
-    made.keep(_SITE, started, state, NONE, Recorder())
+    made = _made_by(lambda state: state.epochs.__setitem__(7, 1))
     elsewhere = _state()
     elsewhere.freed[3 * GENERATIONS] = Freed(None)  # type: ignore[arg-type]
     assert made.find(_SITE, _ARGS, {}, None, elsewhere, False) is not None
@@ -108,11 +115,7 @@ def test_freed_nodes_are_inputs_only_at_the_sites_the_call_evaluated() -> None:
 
 
 def test_a_summary_replays_how_often_each_site_ran() -> None:
-    state = _state()
-    made = Summaries()
-    started = made.begin(_ARGS, {}, None, state, False)
-    state.epochs[7] = 2
-    made.keep(_SITE, started, state, NONE, Recorder())
+    made = _made_by(lambda state: state.epochs.__setitem__(7, 2))
     later = _state()
     later.epochs[7] = 5
     summary = made.find(_SITE, _ARGS, {}, None, later, False)
@@ -209,11 +212,7 @@ def test_every_fixture_has_the_same_findings_without_summaries(monkeypatch: pyte
 
 
 def test_attributes_a_call_set_to_values_without_a_graph_are_replayed() -> None:
-    state = _state()
-    made = Summaries()
-    started = made.begin(_ARGS, {}, None, state, False)
-    state.heap[("Boxes", "tensor")] = SCALAR
-    made.keep(_SITE, started, state, NONE, Recorder())
+    made = _made_by(lambda state: state.heap.__setitem__(("Boxes", "tensor"), SCALAR))
     later = _state()
     summary = made.find(_SITE, _ARGS, {}, None, later, False)
     assert summary is not None
