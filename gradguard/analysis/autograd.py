@@ -163,8 +163,10 @@ class AutogradEvents:
             name = holder.key[0]
             index = 0 if name in frame.global_names or name not in state.frames[-1] else len(state.frames) - 1
             state.frames[index][name] = value
-        elif holder.key[0] != OPAQUE or holder.key in state.heap:
-            state.heap[holder.key] = value  # type: ignore[index]
+        else:
+            self.touch(holder.key)  # type: ignore[arg-type]
+            if holder.key[0] != OPAQUE or holder.key in state.heap:
+                state.heap[holder.key] = value  # type: ignore[index]
 
     def reach(self, info: CallInfo, value: Value, state: State, frame: Frame | None = None) -> None:
         """Record a conflict if the pass reaches nodes that are already freed."""

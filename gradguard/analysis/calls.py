@@ -202,6 +202,7 @@ class CallEvaluation:
         """What the program kept on the unseen object `label` (and on its attributes) is not known
         any more."""
         prefix = state.opaque_key(label)[1] + "."
+        self.touch_scan(OPAQUE, prefix)
         for key in [k for k in state.heap if k[0] == OPAQUE and k[1].startswith(prefix)]:
             del state.heap[key]
             state.hdefs.pop(key, None)
@@ -218,6 +219,8 @@ class CallEvaluation:
                 continue
             owners = {heap_owner(v) for v in self.submodules_of(value, state, deep=True).elems or ()
                       if v.kind is Kind.INSTANCE and isinstance(v.ref, ClassInfo)}
+            for owner in owners:
+                self.touch_owner(owner)
             for key, held in list(state.heap.items()):
                 if key[0] in owners and held.nodes and held.kind not in (Kind.INSTANCE, Kind.MODULE):
                     state.heap[key] = UNKNOWN  # type: ignore[index]
@@ -231,6 +234,7 @@ class CallEvaluation:
         pending = [instance]
         while pending:
             owner = pending.pop(0)
+            self.touch_owner(heap_owner(owner))
             for (key, _), value in list(state.heap.items()):
                 if key != heap_owner(owner) or value.kind not in (Kind.INSTANCE, Kind.MODULE):
                     continue
@@ -262,7 +266,10 @@ class CallEvaluation:
     def run_hooks(self, call: cst.Call, module: Value, args: Args, output: Value, state: State,
                   frame: Frame) -> Value:
         """Forward hooks registered on modules see every module call's output."""
-        registered = [(fact, hooks) for fact in api.forward_hooks()
+        facts = api.forward_hooks()
+        if self.recorders:
+            self.touch(*((HOOKS, fact.name) for fact in facts))
+        registered = [(fact, hooks) for fact in facts
                       if (hooks := state.heap.get((HOOKS, fact.name))) is not None and hooks.elems is not None]
         if not registered:
             return output
@@ -519,6 +526,7 @@ class CallEvaluation:
         found = {name for name, held in state.frames[-1].items() if held is value}
         me = frame.self_value
         if me is not None and isinstance(me.ref, ClassInfo):
+            self.touch_owner(heap_owner(me))
             found |= {f"self.{attr}" for (key, attr), held in state.heap.items()
                       if key == heap_owner(me) and held is value}
         return frozenset(found)
@@ -557,7 +565,7 @@ class CallEvaluation:
             return self.call_value(call, callee, dotted(func), args, kwargs, state, frame)
         own = self.method_of(receiver.ref, method) if isinstance(receiver.ref, ClassInfo) else None
         if own is None and receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
-            held = state.attribute_of(receiver, method)
+            held = self.attribute_of(receiver, method, state)
             if held is not None and is_api_reference(held):
                 # `self.optimizer_class(params)`: the library class the attribute was given.
                 return self.eval_known_call(call, held.qual, state, frame)  # type: ignore[arg-type]
@@ -601,6 +609,7 @@ class CallEvaluation:
                     stored = (cut(args[1][1]) if module_fact.registers is Returns.BUFFERS
                               else Value(Kind.TENSOR, grad=True))
                     key = (heap_owner(receiver), name_node.evaluated_value)
+                    self.touch(key)
                     state.heap[key] = stored
                     statement = self.statement(frame)
                     if statement is not None:
@@ -612,7 +621,7 @@ class CallEvaluation:
                 self.backward(call, args[:1], kwargs, state, frame, positional_retain=None)
                 return NONE
         if receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
-            stored = state.attribute_of(receiver, method)
+            stored = self.attribute_of(receiver, method, state)
             attribute = self.attribute_value(receiver, func, state, frame)
             if stored is not None and stored is not UNKNOWN:
                 attribute = stored
@@ -718,6 +727,7 @@ class CallEvaluation:
             args, kwargs = self.eval_args(call, state, frame)
             registered = self._called_back(hook, args, kwargs)
             if registered is not None:
+                self.touch((HOOKS, method))
                 hooks = state.heap.get((HOOKS, method))
                 existing = hooks.elems if hooks is not None and hooks.elems is not None else ()
                 if not any(h is registered or (h.ref is not None and h.ref is registered.ref) for h in existing):

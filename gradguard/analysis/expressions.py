@@ -36,7 +36,7 @@ from gradguard.analysis.scopes import (
     checked_locals,
     placement,
 )
-from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State, heap_owner
+from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, HeapKey, State, heap_owner
 from gradguard.analysis.summaries import Recorder, Summaries
 from gradguard.analysis.values import (
     DATA,
@@ -278,6 +278,32 @@ class Evaluator(CallEvaluation, AutogradEvents):
             recorder.assigned.add((name, text, heap))
         state.assign_invalidates(name=name, text=text, heap=heap)
 
+    def touch(self, *keys: HeapKey) -> None:
+        """The analysis reads or writes these heap entries: a summary of a call under way compares
+        them (and only the entries it touched) before it is taken again."""
+        for recorder in self.recorders:
+            recorder.heap_keys.update(keys)
+
+    def attribute_of(self, instance: Value, name: str, state: State) -> Value | None:
+        """`State.attribute_of`, noted as read."""
+        if self.recorders:
+            owner = heap_owner(instance)
+            if instance.alloc is None:
+                self.touch_scan(owner, name)  # also `owner@...`: any object of its class
+            else:
+                self.touch((owner, name))
+        return state.attribute_of(instance, name)
+
+    def touch_owner(self, owner: str) -> None:
+        """Every attribute of one object is read (its submodules, what holds a value)."""
+        for recorder in self.recorders:
+            recorder.heap_owners.add(owner)
+
+    def touch_scan(self, owner_prefix: str, attribute_prefix: str = "") -> None:
+        """Every heap entry whose owner and attribute start so is read."""
+        for recorder in self.recorders:
+            recorder.heap_scans.add((owner_prefix, attribute_prefix))
+
     def consult(self, *keys: str) -> None:
         """The analysis reads (or tests for) these assumptions of the path: a summary of a call
         under way holds only for paths that agree on them."""
@@ -507,6 +533,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     if name in state.frames[position]:
                         return state.defs[position].get(name, frozenset())
             return state.defs[0].get(name, frozenset())
+        self.touch(holder.key)  # type: ignore[arg-type]
         return state.hdefs.get(holder.key, frozenset())  # type: ignore[arg-type]
 
     def qualified(self, expr: cst.BaseExpression, state: State, frame: Frame) -> str | None:
@@ -563,6 +590,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
                 key = (heap_owner(owner), target.attr.value)
                 self.invalidate(state, heap=key)
+                self.touch(key, (f"{FLAG}{heap_owner(owner)}", target.attr.value))
                 state.heap[key] = value
                 state.hdefs[key] = frozenset({statement})
                 # `self.learned_freq = learned_freq` with a literal flag: what `if self.learned_freq:` in
@@ -590,6 +618,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     # Data kept on an object whose class is not seen (`policy.saved_log_probs`,
                     # `memory.states`): what the program stores there, it reads back.
                     key = state.opaque_key(text)
+                    self.touch(key)
                     state.heap[key] = value  # type: ignore[index]
                     state.hdefs[key] = frozenset({statement})  # type: ignore[index]
         elif isinstance(target, cst.Subscript):
@@ -831,7 +860,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return self.module_weight(owner, dotted(expr.value) or self.code_of(expr.value), name, expr, state,
                                       frame, forward=False)
         if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
-            value = state.attribute_of(owner, name)
+            value = self.attribute_of(owner, name, state)
             if value is not None:
                 if value is UNKNOWN:
                     # Set from something the analysis does not see (a constructor's argument):
@@ -846,6 +875,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 result = self.call_function(method, [], {}, state, frame, owner, expr)
                 if method.kept:
                     key = (heap_owner(owner), name)
+                    self.touch(key)
                     state.heap[key] = result  # type: ignore[index]
                     statement = self.statement(frame)
                     if statement is not None:
@@ -869,7 +899,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return UNKNOWN
         if opaque_object(owner):
             text = dotted(expr)
-            kept = state.heap.get(state.opaque_key(text)) if text is not None else None  # type: ignore[call-overload]
+            kept = None
+            if text is not None:
+                key = state.opaque_key(text)
+                self.touch(key)
+                kept = state.heap.get(key)  # type: ignore[call-overload]
             if kept is not None:
                 return kept
         if name in ("data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf", "ndim"):
@@ -894,6 +928,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         applied and then in each forward, and a read hands out the last one."""
         when, parametrization, made = next((w, p, m) for attr, w, p, m in module.weights if attr == name)
         key = ("<weights>", f"{made}.{name}")
+        self.touch(key)
         shown = f"{text}.{name}" if text is not None else name
         kept_here = when is Computes.FORWARD or bool(self.cached_blocks)
         if kept_here and not (forward and when is Computes.FORWARD):

@@ -536,6 +536,7 @@ class Interpreter(Evaluator):
                 state.assume[key] = Atom(key, known.truth, frozenset({key}), known.heap, len(state.frames),
                                          self.atom_seq, key)
                 continue
+            self.touch((f"{FLAG}{heap_owner(owner)}", chain.attr.value))
             flag = state.heap.get((f"{FLAG}{heap_owner(owner)}", chain.attr.value))  # type: ignore[call-overload]
             # Only the flag values themselves: paths that set it differently join into another value.
             if (flag is not TRUE_FLAG and flag is not FALSE_FLAG) or key is None or key in state.assume:
@@ -604,6 +605,8 @@ class Interpreter(Evaluator):
                 self.consult(object_key)
             # Only an attribute the program's own code set (`self.tune = args.tune`): one a library
             # maintains (`self.training`, which `model.train()` sets) may change behind its back.
+            if object_key is not None:
+                self.touch((heap_owner(owner), expr.attr.value))  # type: ignore[union-attr]
             if object_key is not None and object_key not in state.assume \
                     and (heap_owner(owner), expr.attr.value) in state.hdefs:  # type: ignore[union-attr]
                 # The same flag of the same object, wherever it is tested from (`self.tune` in a
@@ -904,6 +907,7 @@ class Interpreter(Evaluator):
         for part in parts:
             part.no_grad = previous
             for key in kept:  # what the block kept is computed again after it
+                self.touch(key)
                 part.heap.pop(key, None)  # type: ignore[call-overload]
         return parts
 
@@ -990,6 +994,7 @@ class Interpreter(Evaluator):
         if not info.memoised or any(v.nodes or v.kind is Kind.TENSOR for v in passed):
             return self.inline_call(info, args, kwargs, state, frame, self_value, call)
         key = ("<memo>", info.qualname)
+        self.touch(key)
         kept = state.heap.get(key)  # type: ignore[call-overload]
         if kept is not None and kept is not UNKNOWN:
             self.memoised.update((node, info) for node in kept.nodes)
@@ -1142,6 +1147,7 @@ class Interpreter(Evaluator):
         for method in info.methods.values():
             # A new object starts with empty caches (memos are kept per class, not per object).
             if method.memoised:
+                self.touch(("<memo>", method.qualname), (heap_owner(instance), method.node.name.value))  # type: ignore[union-attr]
                 state.heap.pop(("<memo>", method.qualname), None)  # type: ignore[call-overload]
                 if method.kept:
                     state.heap.pop((heap_owner(instance), method.node.name.value), None)  # type: ignore[union-attr, call-overload]

@@ -22,7 +22,7 @@ from typing import Any
 import libcst as cst
 
 from gradguard.analysis.conditions import EQUALITY, Atom
-from gradguard.analysis.state import State, invalidated
+from gradguard.analysis.state import HeapKey, State, invalidated
 from gradguard.analysis.values import GENERATIONS, Value
 
 # How many summaries are kept per call site (the most recent first out).
@@ -53,16 +53,32 @@ _MISSING = object()
 
 @dataclass
 class Recorder:
-    """What a call's run read of the path conditions and what it assigned (its callees' included)."""
+    """What a call's run read of the path conditions and of the heap, and what it assigned (its
+    callees' included). Heap entries are noted by key, by owner (every attribute of one object),
+    or by prefixes of owner and attribute (an object that may be any of its class; an unseen
+    object's attribute chains)."""
 
     consulted: set[str] = field(default_factory=set)
     assigned: set[tuple[str | None, str | None, tuple[str, str] | None]] = field(default_factory=set)
     functions: set[cst.CSTNode] = field(default_factory=set)
+    heap_keys: set[HeapKey] = field(default_factory=set)
+    heap_owners: set[str] = field(default_factory=set)
+    heap_scans: set[tuple[str, str]] = field(default_factory=set)
 
     def absorb(self, other: Recorder) -> None:
         self.consulted |= other.consulted
         self.assigned |= other.assigned
         self.functions |= other.functions
+        self.heap_keys |= other.heap_keys
+        self.heap_owners |= other.heap_owners
+        self.heap_scans |= other.heap_scans
+
+    def touches(self, key: HeapKey) -> bool:
+        """Whether the run read or wrote this heap entry (or could have: a scan that covers it)."""
+        if key in self.heap_keys or key[0] in self.heap_owners:
+            return True
+        owner, attribute = key
+        return any(owner.startswith(o) and attribute.startswith(a) for o, a in self.heap_scans)
 
     def reads(self, atom: Atom) -> bool:
         return self.reads_key(atom.key, atom.equality)
@@ -117,7 +133,8 @@ class Inputs:
             node: why for node, why in state.freed.items() if node // GENERATIONS in sites}
         assume = {k: (a.truth, a.deps, a.heap, a.level, a.equality) for k, a in state.assume.items()
                   if recorder is None or recorder.reads(a)}
-        return Inputs(frames, defs, dict(state.heap), dict(state.hdefs), freed, assume,
+        heap, hdefs = _heap_view(state.heap, state.hdefs, recorder, sites)
+        return Inputs(frames, defs, heap, hdefs, freed, assume,
                       (state.no_grad, state.unfilled, state.frozen, dict(state.retained), len(state.frames)))
 
     def project(self, view: View) -> Inputs:
@@ -134,7 +151,8 @@ class Inputs:
             node: why for node, why in self.freed.items() if node // GENERATIONS in sites}
         assume = self.assume if recorder is None else {
             k: a for k, a in self.assume.items() if recorder.reads_key(k, a[-1])}
-        return Inputs(frames, defs, self.heap, self.hdefs, freed, assume, self.rest)
+        heap, hdefs = _heap_view(self.heap, self.hdefs, recorder, sites)
+        return Inputs(frames, defs, heap, hdefs, freed, assume, self.rest)
 
     def same(self, other: Inputs) -> bool:
         if self.rest != other.rest or self.assume != other.assume or self.freed != other.freed \
@@ -144,6 +162,22 @@ class Inputs:
             return False
         return _same_map(self.heap, other.heap) and all(
             _same_map(f, g) for f, g in zip(self.frames, other.frames, strict=True))
+
+
+def _nodes_at(value: Value, sites: frozenset[int]) -> bool:
+    if any(node // GENERATIONS in sites for node in value.nodes):
+        return True
+    return any(_nodes_at(e, sites) for e in value.elems or ())
+
+
+def _heap_view(heap: dict[HeapKey, Value], hdefs: dict[HeapKey, Any], recorder: Recorder | None,
+               sites: frozenset[int] | None) -> tuple[dict[HeapKey, Value], dict[HeapKey, Any]]:
+    """The heap entries a run touched, and those holding nodes of the sites it evaluated (a site
+    evaluated again ages its nodes wherever they are held)."""
+    if recorder is None or sites is None:
+        return dict(heap), dict(hdefs)
+    kept = {key: value for key, value in heap.items() if recorder.touches(key) or _nodes_at(value, sites)}
+    return kept, {key: defs for key, defs in hdefs.items() if key in kept or recorder.touches(key)}
 
 
 @dataclass

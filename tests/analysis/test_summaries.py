@@ -218,3 +218,95 @@ def test_attributes_a_call_set_to_values_without_a_graph_are_replayed() -> None:
     assert summary is not None
     Summaries.replay(summary, later)
     assert later.heap[("Boxes", "tensor")] is SCALAR
+
+
+def test_heap_entries_the_call_never_touched_do_not_tell_its_inputs_apart() -> None:
+    """An evaluator object's counters change between two calls of a helper that never reads them:
+    the summary holds. An entry it read, or one a scan of its covers, does not."""
+    state = _state()
+    state.heap[("Meter", "count")] = SCALAR
+    state.heap[("Boxes", "tensor")] = SCALAR
+    state.heap[("<opaque>", "logger.rows")] = SCALAR
+    state.epochs[7] = 1
+    recorder = Recorder(heap_keys={("Boxes", "tensor")}, heap_scans={("<opaque>", "logger.")})
+    made = _kept(state, recorder)
+
+    def later(key: tuple[str, str], value: Value) -> State:
+        changed = _state()
+        changed.heap.update(state.heap)
+        changed.heap[key] = value
+        changed.epochs[7] = 1
+        return changed
+
+    assert made.find(_SITE, _ARGS, {}, None, later(("Meter", "count"), NONE), False) is not None
+    assert made.find(_SITE, _ARGS, {}, None, later(("Meter", "total"), NONE), False) is not None
+    assert made.find(_SITE, _ARGS, {}, None, later(("Boxes", "tensor"), NONE), False) is None
+    assert made.find(_SITE, _ARGS, {}, None, later(("<opaque>", "logger.rows"), NONE), False) is None
+    assert made.find(_SITE, _ARGS, {}, None, later(("<opaque>", "logger.cols"), NONE), False) is None
+
+
+def test_heap_entries_holding_nodes_of_the_calls_sites_are_inputs() -> None:
+    """A site the call evaluates ages its nodes wherever they are held: an entry holding one is an
+    input even if the call never reads it."""
+    made = _made_by(lambda state: state.epochs.__setitem__(7, 1))
+    elsewhere = _state()
+    elsewhere.heap[("Meter", "last")] = Value(Kind.TENSOR, frozenset({3 * GENERATIONS}))
+    assert made.find(_SITE, _ARGS, {}, None, elsewhere, False) is not None
+    own = _state()
+    own.heap[("Meter", "last")] = Value(Kind.TENSOR, frozenset({7 * GENERATIONS}))
+    assert made.find(_SITE, _ARGS, {}, None, own, False) is None
+
+
+def test_an_evaluation_helper_is_summarised_while_the_loop_changes_other_objects() -> None:
+    """detectron2's shape: on each path through the training step the loop updates its own objects
+    differently; the evaluation helper never reads them, so one analysis of it serves every path."""
+    source = textwrap.dedent('''
+        import torch
+        import torch.nn.functional as F
+
+
+        class Meter:
+            def __init__(self):
+                self.count = 0
+                self.spikes = 0
+                self.skipped = 0
+                self.last = None
+
+
+        def evaluate(model, loader):
+            correct = 0
+            with torch.no_grad():
+                for x, y in loader:
+                    correct += (model(x).argmax(1) == y).sum().item()
+            return correct
+
+
+        def train(model, loader, optimizer, args):
+            meter = Meter()
+            for step, (x, y) in enumerate(loader):
+                loss = F.cross_entropy(model(x), y)
+                if loss.item() > args.spike:
+                    meter.spikes = meter.spikes + 1
+                    meter.last = "spike"
+                if torch.isnan(loss):
+                    meter.skipped = meter.skipped + 1
+                    meter.last = "nan"
+                    continue
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                if step % args.eval_every == 0:
+                    evaluate(model, loader)
+            return meter
+    ''')
+    ran: list[str] = []
+    original = Summaries.keep
+
+    def keep(self: Summaries, site: tuple, started: tuple, state: State, result: Value, recorder: Recorder) -> None:
+        ran.extend(f.name.value for f in recorder.functions if isinstance(f, cst.FunctionDef))
+        original(self, site, started, state, result, recorder)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Summaries, "keep", keep)
+        assert not analyze(source)
+    assert ran.count("evaluate") <= 2, ran
