@@ -124,16 +124,18 @@ def runs_imported_backward(path: str, source: str) -> bool:
 @lru_cache(maxsize=4096)
 def _names_behind(path: str, mtime_ns: int, size: int) -> tuple[frozenset[str], frozenset[str]]:
     """The functions running a backward that importing `path` gives access to: its own, and those of
-    the project modules it imports (a package's `__init__.py` re-exports what its modules define);
-    with the files read to know it."""
-    names = set(_backward_functions(path, mtime_ns, size))
+    the project modules it imports (a package's `__init__.py` re-exports what its modules define),
+    each with the functions of its module that lead to one (`update_G()` calling
+    `self.backward_EG()`); with the files read to know it."""
     files = {path}
+    imported: set[str] = set()
     text = _text_of(path)
     if text is not None and _IMPORTS.search(text) is not None:
         for located in imported_files(path, project_roots(path), text):
             if located != path:
                 files.add(located)
-                names |= _backward_functions(located, *_stamp(located))
+                imported |= _leading_to_backward(located, *_stamp(located), frozenset())
+    names = _leading_to_backward(path, mtime_ns, size, frozenset(imported)) | imported
     return frozenset(names), frozenset(files)
 
 
@@ -183,26 +185,61 @@ def _stamp(path: str) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=4096)
-def _backward_functions(path: str, mtime_ns: int, size: int) -> frozenset[str]:
-    """The functions and methods of a module whose own body runs a backward pass (by name)."""
+def _calls_of(path: str, mtime_ns: int, size: int) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    """The functions and methods of a module whose own body runs a backward pass, and for each
+    function the names it calls (`f(...)`, `obj.f(...)`), all by name."""
     from gradguard.analysis import might_hold_finding
 
     if not size or size > MAX_MODULE_BYTES:
-        return frozenset()
+        return frozenset(), {}
     try:
         with open(path, "rb") as handle:
             data = handle.read()
         if not might_hold_finding(data):
-            return frozenset()
+            return frozenset(), {}
         from gradguard.analysis.screen import calls_backward
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(data)
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()
-    return frozenset(node.name for node in ast.walk(tree)
-                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and calls_backward(node))
+        return frozenset(), {}
+    own: set[str] = set()
+    calls: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if calls_backward(node):
+            own.add(node.name)
+        called = calls.setdefault(node.name, set())
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Call):
+                func = inner.func
+                if isinstance(func, ast.Attribute):
+                    called.add(func.attr)
+                elif isinstance(func, ast.Name):
+                    called.add(func.id)
+    return frozenset(own), {name: frozenset(names) for name, names in calls.items()}
+
+
+@lru_cache(maxsize=4096)
+def _leading_to_backward(path: str, mtime_ns: int, size: int, seeds: frozenset[str]) -> frozenset[str]:
+    """The functions of a module that run a backward pass, themselves or through the functions they
+    call (of this module, or `seeds`: those of the modules it imports), by name."""
+    own, calls = _calls_of(path, mtime_ns, size)
+    if not calls:
+        return own
+    leading = set(own)
+    known = leading | seeds
+    changed = True
+    while changed:
+        changed = False
+        for name, called in calls.items():
+            if name not in leading and not called.isdisjoint(known):
+                leading.add(name)
+                known.add(name)
+                changed = True
+    return frozenset(leading)
 
 
 @lru_cache(maxsize=4096)

@@ -349,3 +349,90 @@ def test_a_helper_re_exported_by_a_package_init_screens_the_script_in(tmp_path: 
         "class Engine:\n    def step(self, loss):\n        loss.backward()\n")
     script = _write(tmp_path, {"train.py": "from core import Engine\n\nEngine().step(None)\n"})
     assert runs_imported_backward(str(script), script.read_text())
+
+
+PIX2PIX_TRAIN = """\
+from options import parse
+from models import create_model
+
+opt = parse()
+model = create_model(opt)
+for epoch in range(opt.epochs):
+    for data in opt.loader:
+        model.set_input(data)
+        model.optimize_parameters()
+"""
+
+PIX2PIX_INIT = """\
+def create_model(opt):
+    from .pix2pix_model import Pix2PixModel
+    model = Pix2PixModel(opt)
+    return model
+"""
+
+PIX2PIX_MODEL = """\
+import torch
+import torch.nn as nn
+
+
+class Pix2PixModel:
+    def __init__(self, opt):
+        self.netG = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 3, 3, padding=1))
+        self.netD = nn.Sequential(nn.Conv2d(6, 8, 4, stride=2), nn.LeakyReLU(0.2), nn.Conv2d(8, 1, 4))
+        self.criterionGAN = nn.MSELoss()
+        self.criterionL1 = nn.L1Loss()
+        self.optimizer_G = torch.optim.Adam(self.netG.parameters(), lr=2e-4)
+        self.optimizer_D = torch.optim.Adam(self.netD.parameters(), lr=2e-4)
+
+    def set_input(self, data):
+        self.real_A = data["A"]
+        self.real_B = data["B"]
+
+    def forward(self):
+        self.fake_B = self.netG(self.real_A)
+
+    def backward_D(self):
+        fake_AB = torch.cat((self.real_A, self.fake_B{detach}), 1)
+        pred_fake = self.netD(fake_AB)
+        self.loss_D_fake = self.criterionGAN(pred_fake, torch.zeros_like(pred_fake))
+        pred_real = self.netD(torch.cat((self.real_A, self.real_B), 1))
+        self.loss_D_real = self.criterionGAN(pred_real, torch.ones_like(pred_real))
+        self.loss_D = (self.loss_D_fake + self.loss_D_real) * 0.5
+        self.loss_D.backward()
+
+    def backward_G(self):
+        pred_fake = self.netD(torch.cat((self.real_A, self.fake_B), 1))
+        self.loss_G = self.criterionGAN(pred_fake, torch.ones_like(pred_fake)) \\
+            + self.criterionL1(self.fake_B, self.real_B) * 100.0
+        self.loss_G.backward()
+
+    def optimize_parameters(self):
+        self.forward()
+        self.optimizer_D.zero_grad()
+        self.backward_D()
+        self.optimizer_D.step()
+        self.optimizer_G.zero_grad()
+        self.backward_G()
+        self.optimizer_G.step()
+"""
+
+
+# The fake batch reaches the discriminator through `torch.cat` (pix2pix's `fake_AB`), so the read that
+# fed `netD` is not the carrier's own: reported as two losses sharing a graph (GG002), not yet GG005.
+@pytest.mark.parametrize(("detach", "expected"), [("", [("GG002", "model.optimize_parameters()")]), (".detach()", [])])
+def test_a_script_whose_backward_runs_two_methods_deep_in_an_imported_model_is_analysed(
+        tmp_path: Path, detach: str, expected: list[tuple[str, str]]) -> None:
+    """pix2pix's shape: train.py calls `model.optimize_parameters()`, which calls `self.backward_D()`,
+    which runs the backward. The script names no backward; the screen follows the calls by name
+    inside the imported module."""
+    from gradguard.analysis.reach import runs_imported_backward
+
+    (tmp_path / "models").mkdir()
+    _write(tmp_path, {"models/__init__.py": PIX2PIX_INIT,
+                      "models/pix2pix_model.py": PIX2PIX_MODEL.replace("{detach}", detach),
+                      "options.py": "def parse():\n    return None\n"})
+    script = _write(tmp_path, {"train.py": PIX2PIX_TRAIN})
+    assert runs_imported_backward(str(script), script.read_text())
+    assert _findings(script) == expected
+    shown = _write(tmp_path, {"show.py": "from models import create_model\n\nprint(create_model(None).real_A)\n"})
+    assert not runs_imported_backward(str(shown), shown.read_text())
