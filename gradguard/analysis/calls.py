@@ -187,6 +187,11 @@ class CallEvaluation:
         if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or self.is_frozen(label, state) \
                 or (is_module and self.frozen_depth > 0):
             return self.derive(call, operands, state, frame, consumer=label)
+        if callee.qual == UNSURE_MODULE and not (label is not None and label in self.module_names) \
+                and all(v.kind in (Kind.SCALAR, Kind.NONE) and not v.nodes for _, v in operands):
+            # An object only ever called, given nothing but numbers and shapes (`self.Tensor(x.size())`
+            # with a tensor class passed in): a factory, not a module's forward.
+            return self.derive(call, operands, state, frame, consumer=label)
         if is_module or (callee.kind is Kind.UNKNOWN and label is not None and label in self.module_names):
             result = self.derive(call, operands, state, frame, source=True, consumer=label)
             if callee.qual == UNSURE_MODULE and not (label is not None and label in self.module_names):
@@ -645,7 +650,9 @@ class CallEvaluation:
             return FRESH
         if method in K.CUT_METHODS:
             self.eval_args(call, state, frame)
-            return cut(receiver) if receiver.kind is not Kind.DATA else DATA
+            if receiver.kind is Kind.DATA:
+                return DATA
+            return SCALAR if method in K.VALUE_METHODS else cut(receiver)
         if method in K.INPLACE_CUT_METHODS:
             self.eval_args(call, state, frame)
             tensor_fact = api.method(method, Receiver.TENSOR)

@@ -55,6 +55,8 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "GRAD_FUNCTIONS": lambda: _names(lambda f: f.backward is Backward.GRAD),
     # Methods whose result no longer carries the receiver's graph.
     "CUT_METHODS": _torch_tensor_cuts,
+    # Methods whose result is a Python value (a number, a list, a shape), not a tensor.
+    "VALUE_METHODS": lambda: _names(lambda f: f.returns is Returns.VALUE and not f.generated, Receiver.TENSOR),
     # In-place methods that cut the receiver's graph, or that set its requires_grad flag.
     "INPLACE_CUT_METHODS": lambda: _names(lambda f: f.cuts is Role.RECEIVER and not f.generated
                                           or f.sets_requires_grad, Receiver.TENSOR),
