@@ -175,6 +175,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # Other names of the module an optimizer updates (`qf1` given to `__init__` is `self.qf1`).
         self.owner_aliases: dict[str, frozenset[str]] = {}
         self.class_assigned: dict[object, frozenset[str]] = {}
+        self.class_unseen: dict[object, bool] = {}
         self.last_backward: frozenset[int] = frozenset()
         # Classes whose parameters are all frozen, and how many frozen modules' code is running.
         self.frozen_classes: set[str] = set()
@@ -406,6 +407,28 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 names |= _self_assignments(current.node)
                 pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
             found = self.class_assigned[info.key] = frozenset(names)
+        return found
+
+    def unseen_base(self, info: ClassInfo) -> bool:
+        """Whether a class, or a base class of it, names a base that is neither a class the analysis
+        sees nor a library module class (whose attributes are known to be its parameters)."""
+        found = self.class_unseen.get(info.key)
+        if found is None:
+            found = False
+            pending, seen = [info], set()
+            while pending and not found:
+                current = pending.pop()
+                if current.key in seen:
+                    continue
+                seen.add(current.key)
+                for base in current.bases:
+                    bases = [c for c in self.classes.values() if c.named_by((base,))]
+                    if bases:
+                        pending.extend(bases)
+                    elif base != "object" and makes(base) is not Returns.MODULE \
+                            and base not in K.LIGHTNING_MODULES:
+                        found = True
+            self.class_unseen[info.key] = found
         return found
 
     def running_scope(self, frame: Frame) -> cst.FunctionDef | cst.Module | None:
@@ -891,7 +914,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 if role is not None:
                     # Set where this path did not go (`self.optim` in `compile()`): what it is used as.
                     return role_value(role, dotted(expr))
-                if name in self.assigned_attributes(owner.ref):
+                if name in self.assigned_attributes(owner.ref) or self.unseen_base(owner.ref):
+                    # Set by code the analysis does not see (a base class in a file it cannot read).
                     return UNKNOWN
                 # An attribute of a module that its code never sets: a parameter registered elsewhere.
                 frozen = self.is_frozen(("class", owner.ref.key), state)
