@@ -145,7 +145,7 @@ class CallEvaluation:
                    kwargs: dict[str, Value], state: State, frame: Frame) -> Value:
         """Call a value: a function or class of this file, a module, or something opaque."""
         if callee.kind is Kind.FUNCTION and isinstance(callee.ref, FunctionInfo):
-            return self.call_function(callee.ref, args, kwargs, state, frame, None, call)
+            return self.call_function(callee.ref, args, kwargs, state, frame, callee.bound, call)
         if callee.kind is Kind.CLASS and isinstance(callee.ref, ClassInfo):
             return self.instantiate(callee.ref, args, kwargs, state, frame, call, label)
         if callee.kind is Kind.INSTANCE and isinstance(callee.ref, ClassInfo):
@@ -286,7 +286,7 @@ class CallEvaluation:
             passed = [(None, seen.get(part, UNKNOWN)) for part in fact.calls.passes]
             for hook in hooks.elems:
                 if hook.kind is Kind.FUNCTION and isinstance(hook.ref, FunctionInfo):
-                    self.call_function(hook.ref, passed, {}, state, frame, None, call)
+                    self.call_function(hook.ref, passed, {}, state, frame, hook.bound, call)
                 elif hook.kind is Kind.INSTANCE and isinstance(hook.ref, ClassInfo):
                     # An object of the project's own class, called (`self.store` with a `__call__`).
                     method = self.method_of(hook.ref, "__call__")

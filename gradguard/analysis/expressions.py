@@ -906,7 +906,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     self.memoised.update((node, method) for node in result.nodes)
                 return result
             if method is not None:
-                return Value(Kind.FUNCTION, ref=method, label=dotted(expr))
+                return Value(Kind.FUNCTION, ref=method, label=dotted(expr), bound=owner)
             if name in K.MODULE_METHODS:
                 return Value(Kind.FUNCTION, label=dotted(expr))
             if owner.ref.is_module and name not in ("training",):
@@ -1197,11 +1197,17 @@ class Evaluator(CallEvaluation, AutogradEvents):
         grad = any(v.grad for v in values)
         elems = tuple(values) if exact and kind is Kind.TUPLE else None
         shape: tuple[bool, ...] | None = None
+        ref: Value | None = None
         if kind is Kind.LIST and exact:
             shape = ()
             for value in values:
                 shape = add_item_shape(Value(Kind.LIST, item_shape=shape), value)
-        return Value(kind, nodes, top, grad, elems, item_shape=shape)
+            # `[Hook(layer)]`, `[opt_g, opt_d]`: objects of one kind, as a list built by appending them.
+            if values and values[0].kind in (Kind.OPTIMIZER, Kind.INSTANCE, Kind.MODULE) \
+                    and all(v.kind is values[0].kind for v in values):
+                for value in values:
+                    ref = value if ref is None else join(ref, value)
+        return Value(kind, nodes, top, grad, elems, item_shape=shape, ref=ref)
 
     def container_add(self, container: Value, item: Value) -> Value:
         """A container after a value was added to it (`append`, `+=`, `d[k] = v`)."""

@@ -106,6 +106,9 @@ class Value:
     # For an instance of a project class: where it was made (the target its constructor's result was
     # assigned to, `PPO.policy_old`), so two objects of one class keep their attributes apart.
     alloc: str | None = None
+    # For a method taken from an object without calling it (`self.hook_fn` given as a hook): the
+    # object it is bound to.
+    bound: Value | None = None
 
     @property
     def carries_graph(self) -> bool:
@@ -170,6 +173,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         item_shape=join_shapes(a, b),
         weights=a.weights + tuple(w for w in b.weights if w not in a.weights),
         alloc=a.alloc if a.alloc == b.alloc else None,
+        bound=a.bound if a.bound is b.bound else None,
     )
 
 

@@ -1,6 +1,7 @@
 """Library behaviours that keep a graph from one step to the next (issue 9): data built from model
 outputs and batched by TensorDataset/DataLoader, forward hooks that store activations (a lambda
-appending to a list; a pre-hook object keeping its module's inputs), `functools.lru_cache` / `cached_property`, the legacy `weight_norm` attribute,
+appending to a list; a pre-hook object keeping its module's inputs; a hook object's bound method
+keeping the last output, read once as a target), `functools.lru_cache` / `cached_property`, the legacy `weight_norm` attribute,
 `parametrize.cached()` around a loop, distributions and dict caches kept across steps.
 
 Each program in `library/` is a small training script that runs under real torch:
@@ -45,6 +46,8 @@ BY_HAND = {
     "parametrize_cached_around_loop": "`parametrize.cached()` belongs inside the loop, around one step",
     "pre_hook_keeps_inputs": "the list is filled in the hook object's `__call__` and is named `self.features` "
                              "there; emptying it in the loop needs `model.store.features`",
+    "hook_object_keeps_target": "the targets want the reference forward under `torch.no_grad()` (data built "
+                                "without grad at its source), a fix kind the planner does not offer yet",
 }
 # What the analysis lacks today, by program: strict xfails, each to be dropped when the analysis
 # learns it. OPEN: the finding test (a marked line missed or given another rule, or a finding in a

@@ -1709,3 +1709,36 @@ def test_a_function_of_a_project_module_sees_that_module_s_own_classes_and_funct
             opt.step()
     """))
     assert _codes(script.read_text(), str(script)) == [(10, "GG003")]
+
+
+# -- bound methods and lists of objects ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", ["tracker = Tracker(); trackers = [tracker]", "trackers = [Tracker()]"])
+def test_a_method_taken_from_an_object_runs_on_that_object(make: str) -> None:
+    """`remember = tracker.keep` called later, and a list literal of objects read back by index:
+    the attribute the method sets is the object's, so the graph kept there is found stale."""
+    source = _program(f'''
+        class Tracker:
+            def __init__(self):
+                self.last = None
+
+            def keep(self, value):
+                self.last = value
+
+
+        def train(model, loader, opt):
+            {make}
+            remember = trackers[0].keep
+            for x, y in loader:
+                out = model(x)
+                if trackers[0].last is not None:
+                    out = out + trackers[0].last
+                loss = F.mse_loss(out, y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                remember(out)
+    ''')
+    assert [d.code for d in analyze(source)] == ["GG003"]
+    assert [d.code for d in analyze(source.replace("remember(out)", "remember(out.detach())"))] == []
