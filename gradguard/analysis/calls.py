@@ -30,6 +30,7 @@ from gradguard.analysis.state import (
     heap_owner,
 )
 from gradguard.analysis.values import (
+    CAPTURED,
     DATA,
     FRESH,
     NONE,
@@ -145,7 +146,8 @@ class CallEvaluation:
                    kwargs: dict[str, Value], state: State, frame: Frame) -> Value:
         """Call a value: a function or class of this file, a module, or something opaque."""
         if callee.kind is Kind.FUNCTION and isinstance(callee.ref, FunctionInfo):
-            return self.call_function(callee.ref, args, kwargs, state, frame, callee.bound, call)
+            return self.call_function(callee.ref, args, {**kwargs, **self.closure_of(callee)}, state, frame,
+                                      callee.bound, call)
         if callee.kind is Kind.CLASS and isinstance(callee.ref, ClassInfo):
             return self.instantiate(callee.ref, args, kwargs, state, frame, call, label)
         if callee.kind is Kind.INSTANCE and isinstance(callee.ref, ClassInfo):
@@ -268,6 +270,15 @@ class CallEvaluation:
             return Value(Kind.TUPLE, result.nodes, result.top, True, (part, part), label=result.label)
         return result
 
+    def closure_of(self, function: Value) -> dict[str, Value]:
+        """The variables a nested function captured, passed to its call when the function that
+        defined it is no longer running (while it runs, the closure reads its frame as it is now)."""
+        info = function.ref
+        if not function.captured or not isinstance(info, FunctionInfo) \
+                or any(active is info.parent for active in self.active):
+            return {}
+        return {CAPTURED + name: value for name, value in function.captured}
+
     def run_hooks(self, call: cst.Call, module: Value, args: Args, output: Value, state: State,
                   frame: Frame) -> Value:
         """Forward hooks registered on modules see every module call's output."""
@@ -286,7 +297,7 @@ class CallEvaluation:
             passed = [(None, seen.get(part, UNKNOWN)) for part in fact.calls.passes]
             for hook in hooks.elems:
                 if hook.kind is Kind.FUNCTION and isinstance(hook.ref, FunctionInfo):
-                    self.call_function(hook.ref, passed, {}, state, frame, hook.bound, call)
+                    self.call_function(hook.ref, passed, self.closure_of(hook), state, frame, hook.bound, call)
                 elif hook.kind is Kind.INSTANCE and isinstance(hook.ref, ClassInfo):
                     # An object of the project's own class, called (`self.store` with a `__call__`).
                     method = self.method_of(hook.ref, "__call__")

@@ -648,8 +648,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
             container = self.eval(target.value, state, frame)
             if container.kind is Kind.SCALAR:
                 return  # an item of a numpy array or a number: the tensor stored is converted
-            key = _string_key(target.slice[0].slice.value) if len(target.slice) == 1 \
+            index = target.slice[0].slice.value if len(target.slice) == 1 \
                 and isinstance(target.slice[0].slice, cst.Index) else None
+            key = _string_key(index) if index is not None else None
+            if key is None and isinstance(index, cst.Name) and index.value in frame.captured:
+                # A closure's own constant (`self.features[name] = output` in the hook made for
+                # `name`): each of its runs writes the same entry again.
+                key = f"<captured {index.value}>"
             if container.kind is Kind.DICT and container.keys is not None and container.elems is not None \
                     and key is not None:
                 # `feats["a"] = out` on a dict whose keys are known: that entry is replaced, not added to.

@@ -40,6 +40,7 @@ from gradguard.analysis.scopes import assigned_in
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State, heap_owner
 from gradguard.analysis.summaries import Recorder
 from gradguard.analysis.values import (
+    CAPTURED,
     GENERATIONS,
     NONE,
     UNKNOWN,
@@ -958,9 +959,16 @@ class Interpreter(Evaluator):
         if info is None:
             outer = frame.function.qualname if frame.function else ""
             info = self.function_info(node, f"{outer}.{node.name.value}" if outer else node.name.value,
-                                      frame.imports, nested=frame.function is not None)
+                                      frame.imports, nested=frame.function is not None, parent=frame.function)
             self.functions[node] = info
-        self.store_name(node.name.value, Value(Kind.FUNCTION, ref=info), state, frame, node)
+        captured: tuple[tuple[str, Value], ...] = ()
+        if info.nested and len(state.frames) > 1:
+            # What it can read of the functions around it, should it run after they returned.
+            seen: dict[str, Value] = {}
+            for outer_frame in state.frames[1:]:
+                seen.update(outer_frame)
+            captured = tuple(sorted((name, seen[name]) for name in self.summaries.mentioned(node) if name in seen))
+        self.store_name(node.name.value, Value(Kind.FUNCTION, ref=info, captured=captured), state, frame, node)
 
     def function_info(self, node: cst.FunctionDef, qualname: str, imports: dict[str, str],
                       **fields: object) -> FunctionInfo:
@@ -1067,6 +1075,10 @@ class Interpreter(Evaluator):
                        conditions=list(frame.conditions), module=module, call_site=call,
                        local_call=(call, self.statement(frame)) if frame.module is None else frame.local_call)
         locals_: dict[str, Value] = {}
+        if any(key.startswith(CAPTURED) for key in kwargs):
+            locals_.update((key[len(CAPTURED):], v) for key, v in kwargs.items() if key.startswith(CAPTURED))
+            kwargs = {key: v for key, v in kwargs.items() if not key.startswith(CAPTURED)}
+            callee.captured = frozenset(locals_)
         params = node.params
         positional = [*params.posonly_params, *params.params]
         values = [v for _, v in args]

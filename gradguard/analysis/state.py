@@ -409,6 +409,8 @@ class FunctionInfo:
     qualname: str
     owner: ClassInfo | None = None
     nested: bool = False
+    # For a nested function: the function whose body defines it (its closure's variables live there).
+    parent: FunctionInfo | None = None
     no_grad: bool = False  # decorated with @torch.no_grad()
     module: ModuleInfo | None = None  # the project module it is defined in; None: the linted file
     # What its decorators' facts say: its results are memoised across calls (`lru_cache`); it runs
@@ -474,3 +476,5 @@ class Frame:
     # The innermost call in the linted file's own code that led here, with its statement (None while
     # that code runs): where a backward in another module's code is reported.
     local_call: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
+    # For a closure run after the function that defined it returned: the variables it captured.
+    captured: frozenset[str] = frozenset()

@@ -109,11 +109,18 @@ class Value:
     # For a method taken from an object without calling it (`self.hook_fn` given as a hook): the
     # object it is bound to.
     bound: Value | None = None
+    # For a function defined inside another: what the variables of the functions around it that its
+    # code names held when it was defined (a hook made by `self._make_hook(name)` runs later).
+    captured: tuple[tuple[str, Value], ...] = ()
 
     @property
     def carries_graph(self) -> bool:
         """True when a backward through this value would traverse freeable nodes."""
         return bool(self.nodes)
+
+
+# Keyword arguments of an inlined call that carry a closure's captured variables (never a name).
+CAPTURED = "<captured>:"
 
 
 # The `qual` of an object that is only ever called: it may be a module with parameters, or a
@@ -174,6 +181,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         weights=a.weights + tuple(w for w in b.weights if w not in a.weights),
         alloc=a.alloc if a.alloc == b.alloc else None,
         bound=a.bound if a.bound is b.bound else None,
+        captured=a.captured if a.captured == b.captured else (),
     )
 
 

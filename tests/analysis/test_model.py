@@ -1742,3 +1742,43 @@ def test_a_method_taken_from_an_object_runs_on_that_object(make: str) -> None:
     ''')
     assert [d.code for d in analyze(source)] == ["GG003"]
     assert [d.code for d in analyze(source.replace("remember(out)", "remember(out.detach())"))] == []
+
+
+_RECORDER = '''
+    class FeatureRecorder:
+        def __init__(self, model, layer_names):
+            self.features = {}
+            modules = dict(model.named_modules())
+            for name in layer_names:
+                modules[name].register_forward_hook(self._make_hook(name))
+
+        def _make_hook(self, name):
+            def hook(module, inputs, output):
+                self.features[name] = output
+            return hook
+
+
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 4))
+    recorder = FeatureRecorder(model, ["1", "3"])
+    anchor_x = torch.randn(64, 16)
+    ANCHOR
+    anchor_feats = dict(recorder.features)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    for step in range(20):
+        logits = model(torch.randn(32, 16))
+        model(anchor_x)
+        drift = sum(F.mse_loss(recorder.features[name], anchor_feats[name]) for name in anchor_feats)
+        loss = logits.mean() + drift
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+'''
+
+
+@pytest.mark.parametrize(("anchor", "expected"), [("model(anchor_x)", ["GG006"]),
+                                                  ("with torch.no_grad():\n        model(anchor_x)", [])])
+def test_a_closure_made_by_a_method_keeps_what_it_captured_when_it_runs_later(anchor: str, expected: list[str]) -> None:
+    """A hook made by `self._make_hook(name)` runs at every forward, long after `_make_hook` returned:
+    it still writes `self.features[name]` of that recorder, one entry per name, each forward anew."""
+    source = _program(_RECORDER).replace("ANCHOR", anchor)
+    assert [d.code for d in analyze(source)] == expected
