@@ -243,7 +243,8 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                           sampled=read.shape == "container" and any(
                               _picked_from(program, outermost(r)) for r in (*reads, *first_reads)),
                           maybe_none=read.maybe_none or read.holder.key in program.none_assigned,
-                          self_update=any(u for u, _ in updates), augmented=any(a for _, a in updates))
+                          self_update=any(u for u, _ in updates), augmented=any(a for _, a in updates),
+                          fed=tuple(fed_reads(program.call_reads.get(freed_by, ()), first_reads, why.stepped)))
     elif met.holding and any(_self_update(d, name)[0] for name, defs, _ in met.holding for d in defs):
         # No read on the way to the stale graph was recorded (a state dict read inside a helper's
         # comprehension): the variable the loop carries from its own old value is what holds it.
@@ -290,8 +291,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
             cause = Cause.MEMOIZED
         else:
             cause = Cause.LOOP_CARRIED
-    elif carrier is not None and stepped_reads(carrier.first_reads, why.stepped) \
-            and _produced_by_another_model(program, read, carrier.first_reads):
+    elif carrier is not None and carrier.fed and _produced_by_another_model(program, read, carrier.first_reads):
         cause = Cause.GAN_REUSE
     else:
         cause = Cause.SHARED_FORWARD
@@ -308,7 +308,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         loop = before_loop or (failing.loops[-1] if failing.loops else None)
     if read is not None:
         entry = _entry_statement(read, loop)
-    consumer_stepped = bool(carrier and stepped_reads(carrier.first_reads, why.stepped))
+    consumer_stepped = bool(carrier and carrier.fed)
     root_defs = _root_definitions(program, failing)
     only_freeing = [c for c in why.conditions if c not in met.conditions]
     return Conflict(failing, freed_by, cause, carrier, why.stepped, loop, entry, root_defs,
@@ -390,6 +390,20 @@ def stepped_reads(reads: tuple[Read, ...], stepped: frozenset[str]) -> list[Read
                 break
             current = current.outer
     return found
+
+
+def fed_reads(behind: tuple[Read, ...], first_reads: tuple[Read, ...], stepped: frozenset[str]) -> list[Read]:
+    """`stepped_reads` of the carrier's own reads; failing those, the reads behind the freeing call
+    of values computed from the carrier (they hold its nodes) that fed a stepped module."""
+    found = stepped_reads(first_reads, stepped)
+    if found or not first_reads:
+        return found
+    carried = frozenset().union(*(r.nodes for r in first_reads))
+    producer = next((r.producer for r in first_reads if r.producer), None)
+    # What was computed from the carrier comes from the carrier's producer (the generator).
+    derived = tuple(r if r.producer else replace(r, producer=producer)
+                    for r in behind if r not in first_reads and r.nodes & carried)
+    return stepped_reads(derived, stepped)
 
 
 def outermost(read: Read) -> Read:

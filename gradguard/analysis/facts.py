@@ -52,6 +52,10 @@ class Carrier:
     # A container the program reads by picking items at random (`random.sample(self.buffer, n)`): a
     # store of data it keeps on purpose (a replay buffer), not a collection to empty.
     sampled: bool = False
+    # Where the carrier (or a value computed from it: pix2pix's `torch.cat((real_A, fake_B), 1)`)
+    # went into a module an optimizer then stepped, in the freeing call's graph: in a GAN, where the
+    # fake batch entered the discriminator.
+    fed: tuple[Read, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from gradguard import causes as model
 from gradguard import codemods
-from gradguard.analysis.detect import stepped_reads
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.analysis.values import Read
 from gradguard.rules import ConflictRule, FixPlan, carrier_shape
@@ -42,4 +41,4 @@ class GanFakeNotDetached(ConflictRule):
 def _discriminator_reads(conflict: Conflict) -> list[Read]:
     """Where the fake batch went into the discriminator in the discriminator's loss."""
     assert conflict.carrier is not None
-    return stepped_reads(conflict.carrier.first_reads, conflict.stepped)
+    return list(conflict.carrier.fed)

@@ -1782,3 +1782,27 @@ def test_a_closure_made_by_a_method_keeps_what_it_captured_when_it_runs_later(an
     it still writes `self.features[name]` of that recorder, one entry per name, each forward anew."""
     source = _program(_RECORDER).replace("ANCHOR", anchor)
     assert [d.code for d in analyze(source)] == expected
+
+
+def test_a_fake_batch_concatenated_before_the_discriminator_is_where_it_entered_it() -> None:
+    """pix2pix: `fake_AB = torch.cat((real_A, fake_B), 1)` feeds `netD`; the carrier `fake_B` itself
+    never does. The read that fed the stepped discriminator is the concatenation's, and the fix
+    detaches it there."""
+    source = _program('''
+        def train(netG, netD, loader, opt_G, opt_D):
+            for real_A, real_B in loader:
+                fake_B = netG(real_A)
+                opt_D.zero_grad()
+                fake_AB = torch.cat((real_A, fake_B), 1)
+                loss_D = netD(fake_AB).mean() - netD(torch.cat((real_A, real_B), 1)).mean()
+                loss_D.backward()
+                opt_D.step()
+                opt_G.zero_grad()
+                loss_G = -netD(torch.cat((real_A, fake_B), 1)).mean() + F.l1_loss(fake_B, real_B)
+                loss_G.backward()
+                opt_G.step()
+    ''')
+    found = analyze(source)
+    assert [d.code for d in found] == ["GG005"]
+    fixed = found[0].fix
+    assert fixed is not None and [e.content for e in fixed.edits] == ["fake_AB.detach()"]
