@@ -161,11 +161,14 @@ class CallEvaluation:
                 self.enter_owner(label)
                 frozen = self.is_frozen(("class", callee.ref.key), state) or self.is_frozen(label, state)
                 self.frozen_depth += frozen
+                sources = self.sources
                 try:
                     result = self.call_function(method, args, kwargs, state, frame, callee, call)
                 finally:
                     self.leave_owner()
                     self.frozen_depth -= frozen
+                if label is not None and self.sources > sources:
+                    self.weighted.add(label)  # its forward called modules with parameters
                 if label is not None and result.nodes:
                     result = replace(result, label=label)
                 return self.run_hooks(call, callee, args, result, state, frame)
@@ -198,6 +201,13 @@ class CallEvaluation:
             result = self.derive(call, operands, state, frame, source=True, consumer=label)
             if callee.qual == UNSURE_MODULE and not (label is not None and label in self.module_names):
                 self.unsure.add(self.site(call, frame))
+                tensors = [v for _, v in operands if v.kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.DATA)]
+                if label is not None and tensors and not any(v.nodes for v in tensors):
+                    # Applied to data alone (`netD(real)`): a model, not a loss of model outputs.
+                    self.weighted.add(label)
+            elif label is not None:
+                self.weighted.add(label)
+            self.sources += 1
             result = replace(result, label=label)
             result = self.shape_recurrent(callee, result)
             return self.run_hooks(call, callee, args, result, state, frame)

@@ -81,6 +81,13 @@ def key_of(expr: cst.BaseExpression) -> str | None:
             return None
         word = "and" if isinstance(expr.operator, cst.And) else "or"
         return f"({left} {word} {right})"
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+        # `x in ["vanilla", "lsgan"]`: a collection written out.
+        items = [key_of(e.value) if not isinstance(e, cst.StarredElement) else None for e in expr.elements]
+        if any(item is None for item in items):
+            return None
+        opening, closing = {cst.List: "[]", cst.Tuple: "()", cst.Set: "{}"}[type(expr)]
+        return opening + ", ".join(items) + closing  # type: ignore[arg-type]
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in K.PURE_CALLS:
         # A builtin that reads its arguments without effects: a test calling it is still an atom.
         args = [key_of(a.value) for a in expr.args if a.keyword is None and not a.star]

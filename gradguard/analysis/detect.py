@@ -244,7 +244,8 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                               _picked_from(program, outermost(r)) for r in (*reads, *first_reads)),
                           maybe_none=read.maybe_none or read.holder.key in program.none_assigned,
                           self_update=any(u for u, _ in updates), augmented=any(a for _, a in updates),
-                          fed=tuple(fed_reads(program.call_reads.get(freed_by, ()), first_reads, why.stepped)))
+                          fed=tuple(fed_reads(program.call_reads.get(freed_by, ()), first_reads, why.stepped,
+                                              program.weighted)))
     elif met.holding and any(_self_update(d, name)[0] for name, defs, _ in met.holding for d in defs):
         # No read on the way to the stale graph was recorded (a state dict read inside a helper's
         # comprehension): the variable the loop carries from its own old value is what holds it.
@@ -375,16 +376,20 @@ def _guarded(program: Program, facts: FileFacts, statements: tuple[cst.CSTNode, 
     return False
 
 
-def stepped_reads(reads: tuple[Read, ...], stepped: frozenset[str]) -> list[Read]:
+def stepped_reads(reads: tuple[Read, ...], stepped: frozenset[str],
+                  weighted: frozenset[str] | set[str] | None = None) -> list[Read]:
     """The reads (following each out to its callers) that fed a module an optimizer then stepped:
-    in a GAN, where the fake batch went into the discriminator."""
+    in a GAN, where the fake batch went into the discriminator. Where the optimizer's modules are
+    not known, any module with parameters of its own (`weighted`, when given) other than the one
+    that made the value."""
     found: list[Read] = []
     unknown_owner = any(owner.startswith("?") for owner in stepped)
     for read in reads:
         current: Read | None = read
         while current is not None:
             if current.consumer is not None and (current.consumer in stepped or (
-                    unknown_owner and current.producer is not None and current.consumer != current.producer)):
+                    unknown_owner and current.producer is not None and current.consumer != current.producer
+                    and (weighted is None or current.consumer in weighted))):
                 if current not in found:
                     found.append(current)
                 break
@@ -392,10 +397,11 @@ def stepped_reads(reads: tuple[Read, ...], stepped: frozenset[str]) -> list[Read
     return found
 
 
-def fed_reads(behind: tuple[Read, ...], first_reads: tuple[Read, ...], stepped: frozenset[str]) -> list[Read]:
+def fed_reads(behind: tuple[Read, ...], first_reads: tuple[Read, ...], stepped: frozenset[str],
+              weighted: set[str]) -> list[Read]:
     """`stepped_reads` of the carrier's own reads; failing those, the reads behind the freeing call
     of values computed from the carrier (they hold its nodes) that fed a stepped module."""
-    found = stepped_reads(first_reads, stepped)
+    found = stepped_reads(first_reads, stepped, weighted)
     if found or not first_reads:
         return found
     carried = frozenset().union(*(r.nodes for r in first_reads))
@@ -403,7 +409,7 @@ def fed_reads(behind: tuple[Read, ...], first_reads: tuple[Read, ...], stepped: 
     # What was computed from the carrier comes from the carrier's producer (the generator).
     derived = tuple(r if r.producer else replace(r, producer=producer)
                     for r in behind if r not in first_reads and r.nodes & carried)
-    return stepped_reads(derived, stepped)
+    return stepped_reads(derived, stepped, weighted)
 
 
 def outermost(read: Read) -> Read:

@@ -36,7 +36,7 @@ from gradguard.analysis.scopes import (
     checked_locals,
     placement,
 )
-from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, HeapKey, State, heap_owner
+from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, HeapKey, State, heap_owner, invalidated
 from gradguard.analysis.summaries import Recorder, Summaries
 from gradguard.analysis.values import (
     DATA,
@@ -105,6 +105,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # Findings, recorded as they are met; `detect.py` turns them into facts.
         self.conflicts: dict[tuple[int, int], Met] = {}
         self.call_reads: dict[CallInfo, tuple[Read, ...]] = {}
+        # Labels of module calls that build graph from parameters of their own (not a loss module),
+        # and how many calls of such modules ran (a project module's forward calling one is one).
+        self.weighted: set[str] = set()
+        self.sources = 0
+        # Object attributes read by a test of the object's settings, then assigned.
+        self.unsettled: set[tuple[str, str]] = set()
         self.call_roots: dict[CallInfo, frozenset[int]] = {}
         self.call_infos: dict[tuple[int, tuple[int, ...]], CallInfo] = {}
         self.retains: dict[CallInfo, tuple[frozenset[int], dict[int, int]]] = {}
@@ -277,6 +283,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
         """An assignment: the path forgets the conditions that read what it assigned."""
         for recorder in self.recorders:
             recorder.assigned.add((name, text, heap))
+        for atom in state.assume.values():
+            if atom.level == 0 and atom.heap and invalidated(atom, name, text, heap):
+                # A test of an object's settings that the program changes: it keeps no truth.
+                self.unsettled |= atom.heap
         state.assign_invalidates(name=name, text=text, heap=heap)
 
     def touch(self, *keys: HeapKey) -> None:
@@ -471,6 +481,33 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 return False
         return True
 
+    def attribute_set_in_another_world(self, key: tuple[str, str], state: State, frame: Frame) -> bool:
+        """`bound_in_another_world` for an attribute of an object read in one of its methods: every
+        statement that assigned it sits in this method, in an `if` arm this path has decided the
+        other way on a test of the object's own settings (`object_condition`), which keeps its truth
+        from call to call. The value can only come from a call that took the arm, which this call
+        would have taken too: on this path the attribute was never set."""
+        defs = state.hdefs.get(key)
+        if not defs or not state.assume:
+            return False
+        scope = self.running_scope(frame)
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        where = self.placements.get(scope)
+        if where is None:
+            where = self.placements[scope] = placement(scope)
+        for statement in defs:
+            arms = where.guards.get(statement)
+            if not arms:
+                return False
+            if not any(self.decide(test, state) is (not truth) and self.persists(test, state, frame)
+                       for test, truth in arms):
+                return False
+        return True
+
+    def persists(self, test: cst.BaseExpression, state: State, frame: Frame) -> bool:  # pragma: no cover
+        raise NotImplementedError
+
     def invariant_in(self, test: cst.BaseExpression, loop: cst.CSTNode) -> bool:
         """No assignment inside `loop` changes a name or attribute chain `test` reads."""
         found = self.invariant_tests.get((test, loop))
@@ -610,6 +647,14 @@ class Evaluator(CallEvaluation, AutogradEvents):
         elif isinstance(target, cst.Attribute):
             owner = self.eval(target.value, state, frame)
             self.invalidate(state, text=dotted(target))
+            first, root = target, target.value
+            while isinstance(root, cst.Attribute):
+                first, root = root, root.value
+            if first is not target and isinstance(root, cst.Name):
+                # `self.opt.gan_type = ...`: what tests of the object's settings assumed changes.
+                instance = self.lookup(root.value, state, frame)
+                if instance is not None and instance.kind is Kind.INSTANCE and isinstance(instance.ref, ClassInfo):
+                    self.invalidate(state, heap=(heap_owner(instance), first.attr.value))
             if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
                 key = (heap_owner(owner), target.attr.value)
                 self.invalidate(state, heap=key)
@@ -889,6 +934,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
                                       frame, forward=False)
         if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
             value = self.attribute_of(owner, name, state)
+            if value is not None and state.assume \
+                    and self.attribute_set_in_another_world((heap_owner(owner), name), state, frame):
+                state.dead = True  # an AttributeError first
+                return UNKNOWN
             if value is not None:
                 if value is UNKNOWN:
                     # Set from something the analysis does not see (a constructor's argument):

@@ -9,9 +9,10 @@ by inlining them with the argument values, closures called by optimizers, and ob
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import libcst as cst
 import libcst.matchers as m
@@ -20,6 +21,7 @@ from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.api import Cache
 from gradguard.analysis.conditions import (
+    EQUALITY,
     MAX_PARTS,
     Atom,
     chains_of,
@@ -521,7 +523,10 @@ class Interpreter(Evaluator):
 
     def assume_object_flags(self, test: cst.BaseExpression, state: State, frame: Frame) -> None:
         """`self.learned_freq` in a test, where the object's attribute was set to a literal flag: the
-        path assumes its truth (in this method's scope), so the test, or a part of it, is decided."""
+        path assumes its truth (in this method's scope), so the test, or a part of it, is decided.
+        Likewise a test of the object's settings an earlier call of its methods took a way
+        (`object_condition`)."""
+        self.assume_object_conditions(test, state, frame)
         for chain in chains_of(test):
             if not (isinstance(chain, cst.Attribute) and isinstance(chain.value, (cst.Name, cst.Attribute))):
                 continue
@@ -546,6 +551,93 @@ class Interpreter(Evaluator):
             state.assume[key] = Atom(key, flag is TRUE_FLAG, frozenset({key}),
                                      frozenset({(heap_owner(owner), chain.attr.value)}), len(state.frames),
                                      self.atom_seq, key)
+
+    def object_condition(self, expr: cst.BaseExpression, state: State, frame: Frame) -> ObjectCondition | None:
+        """A test whose every chain starts at an attribute of one object of the project that the
+        program's own code set (`self.opt.gan_type == "vanilla"`, `self.args.lambda_z > 0`), with no
+        call in it: its key as the object knows it, wherever it is tested from."""
+        key = key_of(expr)
+        if key is None or isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+                or _has_call(expr) or _tests_none(expr):
+            # One attribute tested for truth is an object flag (`assume_object_flags`); a test for
+            # None asks whether something was made yet (a cache), which changes as the program runs.
+            return None
+        root: str | None = None
+        firsts: set[str] = set()
+        for chain in chains_of(expr):
+            node, first = chain, None
+            while isinstance(node, cst.Attribute):
+                first, node = node, node.value
+            if first is None or not isinstance(node, cst.Name) or root not in (None, node.value):
+                return None
+            root = node.value
+            firsts.add(first.attr.value)
+        if root is None:
+            return None
+        owner = self.lookup(root, state, frame)
+        if owner is None or owner.kind is not Kind.INSTANCE or not isinstance(owner.ref, ClassInfo) or not owner.label:
+            return None
+        heap = frozenset((heap_owner(owner), first) for first in firsts)
+        self.touch(*heap)
+        assigned = self.assigned_attributes(owner.ref)
+        if not all(k in state.hdefs or k[1] in assigned for k in heap):
+            return None  # an attribute a library maintains (`self.training`) may change behind its back
+        prefix = f"{OBJECT_ATOM}{owner.ref.key}:{owner.label}|"
+        pattern = re.compile(rf"(?<![\w.]){re.escape(root)}\.")
+        equality = equality_of(expr)
+        condition = ObjectCondition(prefix + pattern.sub("@.", key), heap, root, prefix, None if equality is None else
+                                    (prefix + pattern.sub("@.", equality[0]), equality[1], equality[2]))
+        self.consult(condition.key, *([EQUALITY + condition.equality[0]] if condition.equality else []))
+        return condition
+
+    def persists(self, test: cst.BaseExpression, state: State, frame: Frame) -> bool:
+        """Whether a test keeps its truth from one call of the object's methods to the next: a test of
+        its settings (`object_condition`), or a flag of its own (`self.wgan_gp`) assumed as one, that
+        the program never changes once tested."""
+        expr, _ = strip_not(test)
+        if isinstance(expr, cst.BooleanOperation):
+            return self.persists(expr.left, state, frame) and self.persists(expr.right, state, frame)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            owner = self.peek(expr.value, state, frame)
+            key = object_atom_key(owner, expr.attr.value)
+            if key is None or key not in state.assume:
+                return False
+            heap = state.assume[key].heap
+        else:
+            condition = self.object_condition(expr, state, frame)
+            if condition is None or condition.key not in state.assume:
+                return False
+            heap = condition.heap
+        return not heap & self.unsettled
+
+    def assume_object_conditions(self, test: cst.BaseExpression, state: State, frame: Frame) -> None:
+        """Before a test is decided: what earlier calls assumed of the same object's settings, as
+        this frame names them (the test itself, and for `x == lit` every assumed `x == ...`)."""
+        expr, _ = strip_not(test)
+        if isinstance(expr, cst.BooleanOperation):
+            self.assume_object_conditions(expr.left, state, frame)
+            self.assume_object_conditions(expr.right, state, frame)
+            return
+        condition = self.object_condition(expr, state, frame)
+        if condition is None:
+            return
+        wanted = [condition.key]
+        if condition.equality is not None:
+            wanted += [key for key, atom in state.assume.items() if key.startswith(condition.prefix)
+                       and atom.equality is not None and atom.equality[0] == condition.equality[0]]
+        for key in wanted:
+            known = state.assume.get(key)
+            if known is None:
+                continue
+            local = key[len(condition.prefix):].replace("@.", f"{condition.root}.")
+            if local in state.assume:
+                continue
+            equality = None if known.equality is None else (
+                known.equality[0][len(condition.prefix):].replace("@.", f"{condition.root}."),
+                known.equality[1], known.equality[2])
+            self.atom_seq += 1
+            state.assume[local] = Atom(local, known.truth, frozenset({condition.root}), known.heap, len(state.frames),
+                                       self.atom_seq, known.text, equality)
 
     def class_test(self, obj: cst.BaseExpression, cls: cst.BaseExpression, state: State,
                    frame: Frame) -> bool | None:
@@ -599,6 +691,14 @@ class Interpreter(Evaluator):
         self.atom_seq += 1
         state.assume[key] = Atom(key, holds, frozenset(deps), frozenset(heap), len(state.frames),
                                  self.atom_seq, self.code_of(expr), equality_of(expr))
+        condition = self.object_condition(expr, state, frame)
+        if condition is not None and condition.key not in state.assume:
+            # The same test of the same object's settings, in whichever of its methods
+            # (`self.opt.gan_type == "vanilla"` in `backward_D`, again at the next call): it
+            # outlives the call that tested it, until the program assigns what it reads.
+            self.atom_seq += 1
+            state.assume[condition.key] = Atom(condition.key, holds, frozenset(), condition.heap, 0,
+                                               self.atom_seq, self.code_of(expr), condition.equality)
         if isinstance(expr, cst.Attribute):
             owner = self.peek(expr.value, state, frame)
             object_key = object_atom_key(owner, expr.attr.value)
@@ -609,7 +709,8 @@ class Interpreter(Evaluator):
             if object_key is not None:
                 self.touch((heap_owner(owner), expr.attr.value))  # type: ignore[union-attr]
             if object_key is not None and object_key not in state.assume \
-                    and (heap_owner(owner), expr.attr.value) in state.hdefs:  # type: ignore[union-attr]
+                    and ((heap_owner(owner), expr.attr.value) in state.hdefs  # type: ignore[union-attr]
+                         or expr.attr.value in self.assigned_attributes(owner.ref)):  # type: ignore[union-attr]
                 # The same flag of the same object, wherever it is tested from (`self.tune` in a
                 # method, `agent.tune` in the loop): it outlives the call that tested it.
                 assert owner is not None and isinstance(owner.ref, ClassInfo)
@@ -1404,6 +1505,34 @@ OBJECT_ATOM = "<object>:"
 ARM_ATOM = "<arm>:"
 # How many object flags one statement is run again for (2**n runs).
 MAX_SPLIT_ATOMS = 1
+
+
+@dataclass(frozen=True)
+class ObjectCondition:
+    """A test of one object's settings (`Interpreter.object_condition`): its key as the object
+    knows it, the attributes it reads, the name the object has where it is tested, the key prefix
+    of that object, and its equality with a literal, keyed the same way."""
+
+    key: str
+    heap: frozenset[tuple[str, str]]
+    root: str
+    prefix: str
+    equality: tuple[str, str, bool] | None
+
+
+def _tests_none(expr: cst.BaseExpression) -> bool:
+    return any(isinstance(node, cst.Name) and node.value == "None" for node in _walk(expr))
+
+
+def _has_call(expr: cst.BaseExpression) -> bool:
+    return any(isinstance(node, cst.Call) for node in _walk(expr))
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found = [node]
+    for child in node.children:
+        found.extend(_walk(child))
+    return found
 
 
 def object_atom_key(owner: Value | None, attribute: str) -> str | None:

@@ -1806,3 +1806,91 @@ def test_a_fake_batch_concatenated_before_the_discriminator_is_where_it_entered_
     assert [d.code for d in found] == ["GG005"]
     fixed = found[0].fix
     assert fixed is not None and [e.content for e in fixed.edits] == ["fake_AB.detach()"]
+
+
+_SETTINGS_GAN = '''
+    class Model(nn.Module):
+        def initialize(self, opt):
+            self.opt = opt
+            self.netD = nn.Linear(4, 1)
+            self.netG = nn.Linear(4, 4)
+            self.optimizer_D = torch.optim.Adam(self.netD.parameters())
+            self.wgan_gp = False
+            if opt.gan_type == "wgan_gp":
+                self.wgan_gp = True
+
+        def set_input(self, x):
+            self.real = x
+
+        def forward(self):
+            self.fake = self.netG(self.real)
+
+        def backward_D(self):
+            self.pred_fake = self.netD(self.fake.detach())
+            self.pred_real = self.netD(self.real)
+            if self.wgan_gp:
+                self.loss_D = self.pred_fake.mean() - self.pred_real.mean()
+            else:
+                if self.opt.gan_type in ["vanilla", "lsgan"]:
+                    self.loss_D = (self.pred_fake ** 2).mean() + ((self.pred_real - 1) ** 2).mean()
+                elif self.opt.gan_type == "re_s_gan":
+                    self.loss_D = (self.pred_real - self.pred_fake).mean()
+            self.loss_D.backward()
+
+        def optimize_parameters(self):
+            self.forward()
+            for i in range(3):
+                self.optimizer_D.zero_grad()
+                self.backward_D()
+                self.optimizer_D.step()
+'''
+
+
+def test_an_objects_settings_keep_their_truth_from_one_call_of_its_methods_to_the_next() -> None:
+    """Shift-Net's critic loop: `self.loss_D` is set in one arm of a chain over `self.opt.gan_type`
+    (and the `self.wgan_gp` flag) in every call. A path where no arm set it never had it: it does not
+    hold an earlier call's loss, whose graph that call's backward freed."""
+    assert [d.code for d in analyze(_program(_SETTINGS_GAN))] == []
+    # The same test over something the loop changes keeps no truth: a real stale loss.
+    changing = _SETTINGS_GAN.replace("            self.loss_D.backward()",
+                                     "            self.loss_D.backward()\n            self.opt.gan_type = 're_s_gan'")
+    assert "GG001" in [d.code for d in analyze(_program(changing))]
+
+
+def test_a_collection_written_out_is_part_of_a_condition_key() -> None:
+    assert key_of(_expr('opt.gan_type in ["vanilla", "lsgan"]')) == "(opt.gan_type in ['vanilla', 'lsgan'])"
+    assert key_of(_expr("x in (a, 1)")) == "(x in (a, 1))"
+    assert key_of(_expr("x in [f(a)]")) is None
+
+
+def test_a_discriminator_output_kept_for_the_generator_step_is_not_a_fake_batch() -> None:
+    """Shift-Net's re_avg_gan: `self.pred_fake`, the discriminator's output from the D step, is read
+    again in the G step and goes into a loss module (no parameters): a graph the two losses share
+    (GG002), not a generator output fed to a discriminator (GG005, whose fix would detach D's input)."""
+    source = _program('''
+        class GANLoss(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.loss = nn.MSELoss()
+
+            def forward(self, pred, real):
+                return self.loss(pred, torch.ones_like(pred) if real else torch.zeros_like(pred))
+
+
+        def train(netG, netD, loader, optimizer_G, optimizer_D):
+            criterion = GANLoss()
+            for real in loader:
+                fake = netG(real)
+                optimizer_D.zero_grad()
+                pred_fake = netD(fake.detach())
+                pred_real = netD(real)
+                loss_D = (criterion(pred_real - pred_fake.mean(), True) + criterion(pred_fake - pred_real.mean(), False)) / 2
+                loss_D.backward()
+                optimizer_D.step()
+                optimizer_G.zero_grad()
+                pred_real = netD(real)
+                loss_G = (criterion(pred_real - pred_fake.mean(), False) + criterion(pred_fake - pred_real.mean(), True)) / 2
+                loss_G.backward()
+                optimizer_G.step()
+    ''')
+    assert [d.code for d in analyze(source)] == ["GG002"]
