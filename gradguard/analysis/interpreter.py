@@ -13,6 +13,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import libcst as cst
 import libcst.matchers as m
@@ -556,24 +557,10 @@ class Interpreter(Evaluator):
         """A test whose every chain starts at an attribute of one object of the project that the
         program's own code set (`self.opt.gan_type == "vanilla"`, `self.args.lambda_z > 0`), with no
         call in it: its key as the object knows it, wherever it is tested from."""
-        key = key_of(expr)
-        if key is None or isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
-                or _has_call(expr) or _tests_none(expr):
-            # One attribute tested for truth is an object flag (`assume_object_flags`); a test for
-            # None asks whether something was made yet (a cache), which changes as the program runs.
+        shape = _settings_shape(expr)
+        if shape is None:
             return None
-        root: str | None = None
-        firsts: set[str] = set()
-        for chain in chains_of(expr):
-            node, first = chain, None
-            while isinstance(node, cst.Attribute):
-                first, node = node, node.value
-            if first is None or not isinstance(node, cst.Name) or root not in (None, node.value):
-                return None
-            root = node.value
-            firsts.add(first.attr.value)
-        if root is None:
-            return None
+        key, root, firsts, equality = shape
         owner = self.lookup(root, state, frame)
         if owner is None or owner.kind is not Kind.INSTANCE or not isinstance(owner.ref, ClassInfo) or not owner.label:
             return None
@@ -583,10 +570,8 @@ class Interpreter(Evaluator):
         if not all(k in state.hdefs or k[1] in assigned for k in heap):
             return None  # an attribute a library maintains (`self.training`) may change behind its back
         prefix = f"{OBJECT_ATOM}{owner.ref.key}:{owner.label}|"
-        pattern = re.compile(rf"(?<![\w.]){re.escape(root)}\.")
-        equality = equality_of(expr)
-        condition = ObjectCondition(prefix + pattern.sub("@.", key), heap, root, prefix, None if equality is None else
-                                    (prefix + pattern.sub("@.", equality[0]), equality[1], equality[2]))
+        condition = ObjectCondition(prefix + key, heap, root, prefix, None if equality is None else
+                                    (prefix + equality[0], equality[1], equality[2]))
         self.consult(condition.key, *([EQUALITY + condition.equality[0]] if condition.equality else []))
         return condition
 
@@ -1518,6 +1503,35 @@ class ObjectCondition:
     root: str
     prefix: str
     equality: tuple[str, str, bool] | None
+
+
+@lru_cache(maxsize=1 << 16)
+def _settings_shape(expr: cst.BaseExpression) -> tuple[str, str, frozenset[str], tuple[str, str, bool] | None] | None:
+    """What a test of one object's settings is, by its syntax alone: its key and its equality with
+    a literal with the object's name written `@`, that name, and the attributes of it the test reads
+    first. None for a test of something else: one attribute tested for truth (an object flag,
+    `assume_object_flags`), a test that calls, a test for None (whether something was made yet, a
+    cache: it changes as the program runs), chains from several names."""
+    key = key_of(expr)
+    if key is None or isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+            or _has_call(expr) or _tests_none(expr):
+        return None
+    root: str | None = None
+    firsts: set[str] = set()
+    for chain in chains_of(expr):
+        node, first = chain, None
+        while isinstance(node, cst.Attribute):
+            first, node = node, node.value
+        if first is None or not isinstance(node, cst.Name) or root not in (None, node.value):
+            return None
+        root = node.value
+        firsts.add(first.attr.value)
+    if root is None:
+        return None
+    pattern = re.compile(rf"(?<![\w.]){re.escape(root)}\.")
+    equality = equality_of(expr)
+    return (pattern.sub("@.", key), root, frozenset(firsts),
+            None if equality is None else (pattern.sub("@.", equality[0]), equality[1], equality[2]))
 
 
 def _tests_none(expr: cst.BaseExpression) -> bool:
