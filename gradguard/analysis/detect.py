@@ -376,12 +376,11 @@ def _guarded(program: Program, facts: FileFacts, statements: tuple[cst.CSTNode, 
     return False
 
 
-def stepped_reads(reads: tuple[Read, ...], stepped: frozenset[str],
-                  weighted: frozenset[str] | set[str] | None = None) -> list[Read]:
+def stepped_reads(reads: tuple[Read, ...], stepped: frozenset[str], weighted: set[str]) -> list[Read]:
     """The reads (following each out to its callers) that fed a module an optimizer then stepped:
     in a GAN, where the fake batch went into the discriminator. Where the optimizer's modules are
-    not known, any module with parameters of its own (`weighted`, when given) other than the one
-    that made the value."""
+    not known, any module with parameters of its own (`weighted`) other than the one that made the
+    value."""
     found: list[Read] = []
     unknown_owner = any(owner.startswith("?") for owner in stepped)
     for read in reads:
@@ -389,7 +388,7 @@ def stepped_reads(reads: tuple[Read, ...], stepped: frozenset[str],
         while current is not None:
             if current.consumer is not None and (current.consumer in stepped or (
                     unknown_owner and current.producer is not None and current.consumer != current.producer
-                    and (weighted is None or current.consumer in weighted))):
+                    and current.consumer in weighted)):
                 if current not in found:
                     found.append(current)
                 break

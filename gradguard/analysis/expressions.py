@@ -36,7 +36,7 @@ from gradguard.analysis.scopes import (
     checked_locals,
     placement,
 )
-from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, HeapKey, State, heap_owner, invalidated
+from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, HeapKey, State, heap_owner
 from gradguard.analysis.summaries import Recorder, Summaries
 from gradguard.analysis.values import (
     DATA,
@@ -283,11 +283,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
         """An assignment: the path forgets the conditions that read what it assigned."""
         for recorder in self.recorders:
             recorder.assigned.add((name, text, heap))
-        for atom in state.assume.values():
-            if atom.level == 0 and atom.heap and invalidated(atom, name, text, heap):
+        for atom in state.assign_invalidates(name=name, text=text, heap=heap):
+            if atom.level == 0 and atom.heap:
                 # A test of an object's settings that the program changes: it keeps no truth.
                 self.unsettled |= atom.heap
-        state.assign_invalidates(name=name, text=text, heap=heap)
 
     def touch(self, *keys: HeapKey) -> None:
         """The analysis reads or writes these heap entries: a summary of a call under way compares

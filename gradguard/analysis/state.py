@@ -216,13 +216,13 @@ class State:
         return frozenset((key, atom.truth) for key, atom in self.assume.items())
 
     def assign_invalidates(self, name: str | None = None, text: str | None = None,
-                           heap: tuple[str, str] | None = None) -> None:
+                           heap: tuple[str, str] | None = None) -> list[Atom]:
         """A variable, attribute chain or instance attribute was assigned: forget the conditions
-        that read it."""
+        that read it (and say which)."""
         if not self.assume:
-            return
-        for key in [key for key, atom in self.assume.items() if invalidated(atom, name, text, heap)]:
-            del self.assume[key]
+            return []
+        dropped = [key for key, atom in self.assume.items() if invalidated(atom, name, text, heap)]
+        return [self.assume.pop(key) for key in dropped]
 
     def same_as(self, other: State) -> bool:
         """True when joining `other` into this state would change nothing."""

@@ -121,38 +121,22 @@ class Inputs:
 
     @staticmethod
     def of(state: State, view: View = FULL) -> Inputs:
-        recorder, names, sites = view.recorder, view.names, view.sites
-        if not view.closure:
-            frames, defs = [dict(state.frames[0])], [dict(state.defs[0])]
-        elif names is None:
-            frames, defs = [dict(f) for f in state.frames], [dict(d) for d in state.defs]
-        else:
-            frames = [dict(state.frames[0]), *({k: v for k, v in f.items() if k in names} for f in state.frames[1:])]
-            defs = [dict(state.defs[0]), *({k: v for k, v in d.items() if k in names} for d in state.defs[1:])]
-        freed = dict(state.freed) if sites is None else {
-            node: why for node, why in state.freed.items() if node // GENERATIONS in sites}
+        recorder = view.recorder
+        frames, defs = _scoped(state.frames, state.defs, view, copy=True)
         assume = {k: (a.truth, a.deps, a.heap, a.level, a.equality) for k, a in state.assume.items()
                   if recorder is None or recorder.reads(a)}
-        heap, hdefs = _heap_view(state.heap, state.hdefs, recorder, sites)
-        return Inputs(frames, defs, heap, hdefs, freed, assume,
+        heap, hdefs = _heap_view(state.heap, state.hdefs, recorder, view.sites)
+        return Inputs(frames, defs, heap, hdefs, _freed_at(state.freed, view.sites, copy=True), assume,
                       (state.no_grad, state.unfilled, state.frozen, dict(state.retained), len(state.frames)))
 
     def project(self, view: View) -> Inputs:
         """These full inputs as `view` sees them (what `of(state, view)` gives for the same state)."""
-        recorder, names, sites = view.recorder, view.names, view.sites
-        if not view.closure:
-            frames, defs = self.frames[:1], self.defs[:1]
-        elif names is None:
-            frames, defs = self.frames, self.defs
-        else:
-            frames = [self.frames[0], *({k: v for k, v in f.items() if k in names} for f in self.frames[1:])]
-            defs = [self.defs[0], *({k: v for k, v in d.items() if k in names} for d in self.defs[1:])]
-        freed = self.freed if sites is None else {
-            node: why for node, why in self.freed.items() if node // GENERATIONS in sites}
+        recorder = view.recorder
+        frames, defs = _scoped(self.frames, self.defs, view, copy=False)
         assume = self.assume if recorder is None else {
             k: a for k, a in self.assume.items() if recorder.reads_key(k, a[-1])}
-        heap, hdefs = _heap_view(self.heap, self.hdefs, recorder, sites)
-        return Inputs(frames, defs, heap, hdefs, freed, assume, self.rest)
+        heap, hdefs = _heap_view(self.heap, self.hdefs, recorder, view.sites)
+        return Inputs(frames, defs, heap, hdefs, _freed_at(self.freed, view.sites, copy=False), assume, self.rest)
 
     def same(self, other: Inputs) -> bool:
         if self.rest != other.rest or self.assume != other.assume or self.freed != other.freed \
@@ -162,6 +146,27 @@ class Inputs:
             return False
         return _same_map(self.heap, other.heap) and all(
             _same_map(f, g) for f, g in zip(self.frames, other.frames, strict=True))
+
+
+def _scoped(frames: list[dict[str, Any]], defs: list[dict[str, Any]], view: View,
+            copy: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The frames (and their definitions) a run can read: the globals; of the functions around a
+    closure, the names its code mentions (all of them when not known); none for another call."""
+    whole = dict if copy else (lambda d: d)
+    if not view.closure:
+        return [whole(frames[0])], [whole(defs[0])]
+    names = view.names
+    if names is None:
+        return [whole(f) for f in frames], [whole(d) for d in defs]
+    return ([whole(frames[0]), *({k: v for k, v in f.items() if k in names} for f in frames[1:])],
+            [whole(defs[0]), *({k: v for k, v in d.items() if k in names} for d in defs[1:])])
+
+
+def _freed_at(freed: dict[int, Any], sites: frozenset[int] | None, copy: bool) -> dict[int, Any]:
+    """The freed nodes a run can read: those of the sites it evaluated (all when not known)."""
+    if sites is None:
+        return dict(freed) if copy else freed
+    return {node: why for node, why in freed.items() if node // GENERATIONS in sites}
 
 
 def _nodes_at(value: Value, sites: frozenset[int]) -> bool:
