@@ -154,6 +154,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.class_roles: dict[str, dict[str, Role]] = {}
         self.loop_names: dict[cst.CSTNode, frozenset[str]] = {}
         self.if_names: dict[cst.CSTNode, frozenset[str]] = {}
+        # Per `for` loop and the outermost loop around it: whether it runs over fixed items (`each_key`).
+        self.each_keys: dict[tuple[cst.CSTNode, cst.CSTNode], bool] = {}
         # Every site a derivation aged, with its evaluation count before: what `refresh` replays on
         # a value read before (cleared at each statement of an entry).
         self.renamed: list[tuple[int, int]] = []
@@ -699,6 +701,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 # A closure's own constant (`self.features[name] = output` in the hook made for
                 # `name`): each of its runs writes the same entry again.
                 key = f"<captured {index.value}>"
+            if key is None and isinstance(index, cst.Name):
+                key = self.each_key(index.value, frame)
             if container.kind is Kind.DICT and container.keys is not None and container.elems is not None \
                     and key is not None:
                 # `feats["a"] = out` on a dict whose keys are known: that entry is replaced, not added to.
@@ -714,6 +718,33 @@ class Evaluator(CallEvaluation, AutogradEvents):
             self.store_in_place(target.value, updated, state, frame, statement)
         elif isinstance(target, cst.StarredElement):
             self.assign(target.value, value, state, frame, statement, source)
+
+    def each_key(self, name: str, frame: Frame) -> str | None:
+        """The key of the entries `d[name] = v` writes when `name` runs over the same fixed items in
+        every iteration of the loops around (`for name in names:` inside the training loop): the
+        entries one iteration writes, the next writes again, so each write replaces its entry rather
+        than adding to what the dict held (the loop runs at least once, as `run_loop` assumes).
+        None when the items may differ from one iteration to the next."""
+        for position in range(len(frame.loops) - 1, -1, -1):
+            loop = frame.loops[position]
+            if isinstance(loop, cst.For) and name in _names_bound(loop.target):
+                break
+        else:
+            return None
+        fixed = self.each_keys.get((loop, frame.loops[0]))
+        if fixed is None:
+            if _literal_items(loop.iter):
+                fixed = True
+            elif position == 0 or not _pure_iteration(loop.iter):
+                # The outermost loop of its function: another call may iterate other items.
+                fixed = False
+            else:
+                body = self.loop_names.get(loop.body)
+                if body is None:
+                    body = self.loop_names[loop.body] = assigned_in(loop.body)
+                fixed = name not in body and self.invariant_in(loop.iter, frame.loops[0])
+            self.each_keys[(loop, frame.loops[0])] = fixed
+        return f"<each {name} in {self.code_of(loop.iter)}>" if fixed else None
 
     # -- expressions -----------------------------------------------------------------------
 
@@ -1276,6 +1307,50 @@ class Evaluator(CallEvaluation, AutogradEvents):
 _CONTAINERS = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT})
 # Library classes whose name, passed around uncalled, stands for the class (`optimizer_class=optim.Adam`).
 _REFERENCED = frozenset({Returns.OPTIMIZER, Returns.MODULE, Returns.DISTRIBUTION})
+
+
+def _names_bound(target: cst.BaseExpression) -> frozenset[str]:
+    """The names a `for` target binds (`name`, `i, (name, layer)`)."""
+    if isinstance(target, cst.Name):
+        return frozenset({target.value})
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return frozenset().union(*(_names_bound(e.value) for e in target.elements))
+    if isinstance(target, cst.StarredElement):
+        return _names_bound(target.value)
+    return frozenset()
+
+
+def _literal_items(expr: cst.BaseExpression) -> bool:
+    """A list, tuple or set display of literals (`["a", "b"]`): the same items wherever it runs."""
+    return isinstance(expr, (cst.List, cst.Tuple, cst.Set)) and all(
+        isinstance(e, cst.Element) and isinstance(e.value, (cst.SimpleString, cst.Integer, cst.Float))
+        for e in expr.elements)
+
+
+def _pure_iteration(expr: cst.BaseExpression) -> bool:
+    """An iterable made of names, attributes, literals and calls that only read their arguments
+    (`enumerate(names)`, `range(n)`, `cfg.layers.items()`): the same items while what it reads is."""
+    if isinstance(expr, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return _pure_iteration(expr.value)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return all(isinstance(e, cst.Element) and _pure_iteration(e.value) for e in expr.elements)
+    if isinstance(expr, cst.Subscript):
+        return _pure_iteration(expr.value) and all(
+            isinstance(e.slice, cst.Index) and _pure_iteration(e.slice.value) for e in expr.slice)
+    if isinstance(expr, cst.BinaryOperation):
+        return _pure_iteration(expr.left) and _pure_iteration(expr.right)
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Name):
+            pure = func.value in K.PURE_CALLS
+        elif isinstance(func, cst.Attribute):
+            pure = func.attr.value in K.PURE_METHODS and _pure_iteration(func.value)
+        else:
+            pure = False
+        return pure and all(a.keyword is None and not a.star and _pure_iteration(a.value) for a in expr.args)
+    return False
 
 
 def _string_key(expr: cst.BaseExpression) -> str | None:

@@ -53,6 +53,9 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "BACKWARD_FUNCTIONS": lambda: _names(lambda f: f.backward is Backward.BACKWARD and "." in f.name
                                          and f.name.startswith(TORCH + ".")),
     "GRAD_FUNCTIONS": lambda: _names(lambda f: f.backward is Backward.GRAD),
+    # Methods of containers that read them without effect (`d.items()`): iterating one again gives
+    # the same items while the container is unchanged.
+    "PURE_METHODS": lambda: _names(lambda f: f.pure, Receiver.CONTAINER),
     # Methods whose result no longer carries the receiver's graph.
     "CUT_METHODS": _torch_tensor_cuts,
     # Methods whose result is a Python value (a number, a list, a shape), not a tensor.

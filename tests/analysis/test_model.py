@@ -1894,3 +1894,47 @@ def test_a_discriminator_output_kept_for_the_generator_step_is_not_a_fake_batch(
                 optimizer_G.step()
     ''')
     assert [d.code for d in analyze(source)] == ["GG002"]
+
+
+_ENTRIES_PER_STEP = """
+    blocks = nn.ModuleDict({"a": nn.Linear(4, 4), "b": nn.Linear(4, 4)})
+    head = nn.Linear(8, 1)
+    opt = torch.optim.SGD([*blocks.parameters(), *head.parameters()], lr=0.1)
+    names = ["a", "b"]
+    feats = {}
+    for step in range(10):
+        x = torch.randn(2, 4)
+        for ITEM in SOURCE:
+            WRITE
+        out = head(torch.cat([feats["a"], feats["b"]], dim=1))
+        loss = out.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "item", "write", "expected"),
+    [
+        # The same keys every step: each step's writes replace the entries the last step wrote.
+        ("names", "name", "feats[name] = blocks[name](x)", []),
+        ('["a", "b"]', "name", "feats[name] = blocks[name](x)", []),
+        ("enumerate(names)", "i, name", "feats[name] = blocks[name](x)", []),
+        ("blocks.items()", "name, block", "feats[name] = block(x)", []),
+        # Written only when missing (a memo): later steps read the first step's graph.
+        ("names", "name", "if name not in feats:\n                feats[name] = blocks[name](x)", ["GG003"]),
+        # Keys drawn anew each step: entries of earlier steps stay in the dict.
+        ("random.sample(names, 1)", "name", "feats[name] = blocks[name](x)", ["GG003"]),
+        # The loop variable rebound in the body: the key is no longer the item.
+        ("names", "name", "name = name + str(step)\n            feats[name] = blocks['a'](x)", ["GG003"]),
+    ],
+)
+def test_a_dict_entry_written_per_item_of_fixed_items_is_replaced_each_step(
+        source: str, item: str, write: str, expected: list[str]) -> None:
+    """`for name in names: feats[name] = layer(x)` in every step writes the same entries again:
+    what the dict holds after the inner loop is this step's graph only. Keys that may change from one
+    step to the next, or entries written only when missing, still carry the earlier steps' graphs."""
+    body = _ENTRIES_PER_STEP.replace("SOURCE", source).replace("ITEM", item).replace("WRITE", write)
+    source_code = _program("import random\n" + textwrap.dedent(body))
+    assert [code for _, code in _codes(source_code) if code != "GG000"] == expected

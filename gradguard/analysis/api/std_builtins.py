@@ -24,15 +24,17 @@ FACTS: tuple[Fact, ...] = (
     # `hasattr(obj, "name")`: true for an object of a class of the project that defines `name`.
     Fact("hasattr", returns=Returns.VALUE, attribute_test=True, pure=True),
     *facts(("print", "logging.info", "logging.debug", "logging.warning"), returns=Returns.NONE),
-    *facts(("range", "open"), returns=Returns.DATA),
+    Fact("range", returns=Returns.DATA, pure=True),
+    Fact("open", returns=Returns.DATA),
     Fact("iter", returns=Returns.DATA, iterates=True),
     # Containers made of what the arguments hold (what they return is what `collects` says).
-    Fact("list", collects=Collects.LIST),
+    Fact("list", collects=Collects.LIST, pure=True),
     Fact("collections.deque", collects=Collects.LIST),
-    Fact("tuple", collects=Collects.TUPLE),
-    Fact("zip", collects=Collects.ZIP, iterates=True),
-    Fact("enumerate", collects=Collects.ENUMERATE, iterates=True),
-    *facts(("reversed", "sorted", "next", "set", "dict"), collects=Collects.ITEMS),
+    Fact("tuple", collects=Collects.TUPLE, pure=True),
+    Fact("zip", collects=Collects.ZIP, iterates=True, pure=True),
+    Fact("enumerate", collects=Collects.ENUMERATE, iterates=True, pure=True),
+    *facts(("reversed", "sorted", "set", "dict"), collects=Collects.ITEMS, pure=True),
+    Fact("next", collects=Collects.ITEMS),
     # A property's method runs on every read of its attribute.
     Fact("property", returns=Returns.FUNCTION, accessor=True),
     # The methods of lists, dicts, sets and deques: what they keep, hand out or drop.
@@ -41,5 +43,6 @@ FACTS: tuple[Fact, ...] = (
     *facts(("extend", "extendleft"), C, returns=Returns.NONE, stores=Role.ITEMS),
     Fact("clear", C, returns=Returns.NONE, clears=True),
     *facts(("pop", "popleft", "get"), C, returns=Returns.ITEM),
-    *facts(("values", "items", "copy"), C, returns=Returns.RECEIVER),
+    *facts(("values", "items", "copy"), C, returns=Returns.RECEIVER, pure=True),
+    Fact("keys", C, pure=True),
 )
