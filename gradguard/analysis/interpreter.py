@@ -247,14 +247,21 @@ class Interpreter(Evaluator):
                 forgotten.add(dropped)
             for part in live:
                 part.assume.pop(dropped, None)
-        result = []
+        result: list[State] = []
         for group in groups.values():
-            if len(group) == 1:
-                result.append(group[0])
-            else:
-                joined = State.join_all(group)
-                if joined is not None:
+            joined = group[0] if len(group) == 1 else State.join_all(group)
+            if joined is None:
+                continue
+            if forgotten is None:
+                # Paths that differ in plain values only are one path from here on.
+                for index, kept in enumerate(result):
+                    if kept.interchangeable(joined):
+                        result[index] = State.join_all([kept, joined])  # type: ignore[assignment]
+                        break
+                else:
                     result.append(joined)
+            else:
+                result.append(joined)
         return result
 
     @staticmethod

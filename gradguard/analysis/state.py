@@ -237,6 +237,30 @@ class State:
             return False
         return all(self.freed[k].stepped == other.freed[k].stepped for k in self.freed)
 
+    def interchangeable(self, other: State) -> bool:
+        """Whether joining `other` into this state loses nothing the analysis decides by: the two
+        differ only in what names and attributes hold no graph, no object and no flag (a path
+        string, a counter, a setting read from the command line), and in whether such names are
+        bound. The conditions that tell them apart then separate nothing worth two runs of the code
+        after them: a later test of them runs both arms from either state alike."""
+        if len(self.frames) != len(other.frames) or self.no_grad != other.no_grad \
+                or self.frozen != other.frozen or self.unfilled != other.unfilled \
+                or self.retained.keys() != other.retained.keys() or self.freed != other.freed:
+            return False
+        for mine, theirs in zip(self.frames, other.frames):
+            if not _close_dict(mine, theirs):
+                return False
+        if not _close_dict(self.heap, other.heap):
+            return False
+        if self.epochs != other.epochs:
+            # Sites run more often on one path only: nothing either holds may come from them.
+            sites = {site for site in self.epochs.keys() | other.epochs.keys()
+                     if self.epochs.get(site) != other.epochs.get(site)}
+            held = self.held_nodes() | other.held_nodes() | set(self.freed)
+            if any(node // GENERATIONS in sites for node in held):
+                return False
+        return True
+
     def reachable(self, node: int) -> bool:
         """Whether any variable or attribute still holds a value behind `node`."""
         for frame in self.frames:
@@ -393,6 +417,28 @@ def _union_dict(mine: dict, theirs: dict) -> None:
     for key, value in theirs.items():
         current = mine.get(key)
         mine[key] = value if current is None else current | value
+
+
+def _close_dict(mine: dict[Any, Value], theirs: dict[Any, Value]) -> bool:
+    """The same entries, but for entries that are plain values on one side or both (`inert`)."""
+    for key in mine.keys() | theirs.keys():
+        a, b = mine.get(key), theirs.get(key)
+        if a is b:
+            continue
+        if (a is None or inert(a)) and (b is None or inert(b)):
+            continue
+        if a is None or b is None or not same(a, b) or a.label != b.label or a.ref is not b.ref \
+                or a.qual != b.qual or a.bound is not b.bound or a.captured != b.captured:
+            return False
+    return True
+
+
+def inert(value: Value) -> bool:
+    """A plain Python value, or one the model knows nothing of: no graph, no object, no flag, no
+    container of anything else."""
+    return value.kind in (Kind.SCALAR, Kind.NONE, Kind.UNKNOWN) and not value.nodes and not value.grad \
+        and value.elems is None and value.ref is None and value.qual is None and value.label is None \
+        and value.bound is None and not value.captured and not value.weights
 
 
 def _same_dict(mine: dict[object, Value], theirs: dict[object, Value]) -> bool:

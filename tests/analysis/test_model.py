@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from gradguard.analysis import analyze, analyze_file, facts_for
 from gradguard.analysis.conditions import Atom, decide, equality_of, key_of, strip_not
 from gradguard.analysis.evidence import Role, roles_in
+from gradguard.analysis.interpreter import Interpreter
 from gradguard.analysis.project import Project
 from gradguard.analysis.scopes import checked_locals, placement
 from gradguard.analysis.state import OPAQUE, ClassInfo, State
@@ -106,6 +108,88 @@ def test_a_join_keeps_only_the_conditions_both_paths_agree_on() -> None:
     joined = State.join_all([left, right])
     assert joined is not None
     assert set(joined.assume) == {"args.train"}
+
+
+def _two_paths() -> tuple[State, State]:
+    left, right = State(), State()
+    for state, truth in ((left, True), (right, False)):
+        key, atom = _atom("args.resume", truth)
+        state.assume[key] = atom
+        state.frames[0]["model"] = _MODEL
+    return left, right
+
+
+_MODEL = Value(Kind.MODULE, label="model")
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "expected"),
+    [
+        # A path string bound on one path only, a counter set to different plain values.
+        ({"path": Value(Kind.SCALAR)}, {}, True),
+        ({"step": Value(Kind.SCALAR)}, {"step": UNKNOWN}, True),
+        # A tensor with a graph, a module, a literal flag: what later code decides by.
+        ({"h": Value(Kind.TENSOR, frozenset({node_id(3, 0)}), grad=True)}, {}, False),
+        ({"net": Value(Kind.MODULE, label="net")}, {}, False),
+        ({"use_amp": Value(Kind.SCALAR, label="True")}, {"use_amp": Value(Kind.SCALAR, label="False")}, False),
+        # A fresh tensor without a graph is still a tensor: a later step may build one through it.
+        ({"h": Value(Kind.TENSOR)}, {}, False),
+    ],
+)
+def test_paths_that_differ_in_plain_values_only_are_interchangeable(
+        left: dict[str, Value], right: dict[str, Value], expected: bool) -> None:
+    a, b = _two_paths()
+    a.frames[0].update(left)
+    b.frames[0].update(right)
+    assert a.interchangeable(b) is expected
+    assert b.interchangeable(a) is expected
+
+
+def test_paths_that_freed_different_graphs_are_not_interchangeable() -> None:
+    a, b = _two_paths()
+    a.freed[node_id(4, 0)] = Freed(object())  # type: ignore[arg-type]
+    assert not a.interchangeable(b)
+
+
+def test_a_site_run_more_often_on_one_path_keeps_the_paths_apart_only_if_a_value_comes_from_it() -> None:
+    a, b = _two_paths()
+    a.epochs[9] = 2
+    b.epochs[9] = 1
+    assert a.interchangeable(b)
+    a.frames[0]["out"] = b.frames[0]["out"] = Value(Kind.TENSOR, frozenset({node_id(9, 0)}), grad=True)
+    assert not a.interchangeable(b)
+
+
+def test_the_conditions_of_interchangeable_paths_are_dropped_where_they_meet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`if args.resume_from_checkpoint:` setting only a path and a step counter: the code after it
+    runs once, not once per arm (the training loop of a long script ran four times over)."""
+    source = _program("""
+        import os
+        model = nn.Linear(4, 4)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        if args.resume:
+            path = os.path.basename(args.resume)
+            first_epoch = int(path.split("-")[1])
+        else:
+            first_epoch = 0
+        if args.report_to == "wandb":
+            tracker = "wandb"
+        for epoch in range(first_epoch, 3):
+            loss = model(torch.randn(2, 4)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    """)
+    runs: list[int] = []
+    original = Interpreter.for_parts
+
+    def counting(self: Interpreter, statement: cst.For, state: State, frame: Any) -> list[State]:
+        runs.append(1)
+        return original(self, statement, state, frame)
+
+    monkeypatch.setattr(Interpreter, "for_parts", counting)
+    assert _codes(source) == []
+    assert len(runs) == 1
 
 
 def test_widening_folds_every_older_generation_into_the_summary() -> None:
