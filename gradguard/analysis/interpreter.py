@@ -255,7 +255,7 @@ class Interpreter(Evaluator):
             if forgotten is None:
                 # Paths that differ in plain values only are one path from here on.
                 for index, kept in enumerate(result):
-                    if kept.interchangeable(joined):
+                    if _plain_separation(kept, joined) and kept.interchangeable(joined):
                         result[index] = State.join_all([kept, joined])  # type: ignore[assignment]
                         break
                 else:
@@ -1486,6 +1486,20 @@ def _literal_flags(function: cst.CSTNode, call: cst.CSTNode, method: bool) -> di
 
 _OBJECT_KINDS = frozenset({Kind.MODULE, Kind.INSTANCE, Kind.OPTIMIZER, Kind.FUNCTION, Kind.CLASS, Kind.TENSOR,
                            Kind.LIST, Kind.DICT, Kind.TUPLE})
+
+
+def _plain_separation(first: State, second: State) -> bool:
+    """Whether only conditions over names tell two paths apart: not an object's settings or flags
+    (their truth is carried into later calls of its methods) nor the arm a freeing branch took."""
+    for key in first.assume.keys() | second.assume.keys():
+        mine, theirs = first.assume.get(key), second.assume.get(key)
+        if mine is not None and theirs is not None and mine.truth == theirs.truth:
+            continue
+        atom = mine or theirs
+        assert atom is not None
+        if atom.heap or key.startswith((OBJECT_ATOM, ARM_ATOM)):
+            return False
+    return True
 
 
 # Keys of atoms over an attribute of one object, as the heap knows it: `OBJECT_ATOM` + class key,
