@@ -154,6 +154,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.class_roles: dict[str, dict[str, Role]] = {}
         self.loop_names: dict[cst.CSTNode, frozenset[str]] = {}
         self.if_names: dict[cst.CSTNode, frozenset[str]] = {}
+        # The modules the linted file takes every public name of (`from models import *`).
+        self.stars: tuple[str, ...] = ()
         # Per `for` loop and the outermost loop around it: whether it runs over fixed items (`each_key`).
         self.each_keys: dict[tuple[cst.CSTNode, cst.CSTNode], bool] = {}
         # Every site a derivation aged, with its evaluation count before: what `refresh` replays on
@@ -376,6 +378,16 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.resolved[memo] = found
         return found
 
+    def star_value(self, name: str, stars: tuple[str, ...], importer: ModuleInfo | None) -> Value | None:
+        """A name a module took with `from M import *`: the last such import that has it wins."""
+        if name.startswith("_"):
+            return None
+        for star in reversed(stars):
+            found = self.project_value(f"{star}.{name}" if not star.endswith(".") else f"{star}{name}", importer)
+            if found is not None:
+                return found
+        return None
+
     def module_attribute(self, info: ModuleInfo, attr: str) -> Value | None:
         """`module.attr` for a project module: its class or function, or what it imported."""
         value = self.namespace_of(info).get(attr)
@@ -384,6 +396,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         imported = info.imports.get(attr)
         if imported is not None:
             return self.project_value(imported, info)
+        starred = self.star_value(attr, info.stars, info)
+        if starred is not None:
+            return starred
         # A submodule of a package (`pkg.models` after `import pkg`).
         return self.project_value(f".{attr}", info) if info.path.endswith("__init__.py") else None
 
@@ -764,6 +779,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 imported = frame.imports.get(expr.value) or self.imports.get(expr.value)
                 if imported is not None and self.project is not None:
                     found = self.project_value(imported, frame.module)
+                    if found is not None:
+                        return found
+                if imported is None and self.project is not None:
+                    stars = frame.module.stars if frame.module is not None else self.stars
+                    found = self.star_value(expr.value, stars, frame.module)
                     if found is not None:
                         return found
                 reference = self.api_reference(expr, state, frame)

@@ -68,6 +68,14 @@ def import_bindings(statement: cst.Import | cst.ImportFrom) -> dict[str, str]:
     return bound
 
 
+def star_import(statement: cst.Import | cst.ImportFrom) -> str | None:
+    """The module a `from M import *` takes every public name of (`.model` for `from .model import *`)."""
+    if not isinstance(statement, cst.ImportFrom) or not isinstance(statement.names, cst.ImportStar):
+        return None
+    module = _module_name(statement.module) if statement.module is not None else ""
+    return "." * len(statement.relative) + module
+
+
 def qualify(expr: cst.BaseExpression, imports: dict[str, str]) -> str | None:
     """The qualified name `expr` refers to through `imports`, or None when it is not an imported name."""
     name = dotted(expr)

@@ -14,7 +14,7 @@ from gradguard.analysis.api import Returns
 from gradguard.analysis.evidence import Role, annotated_role, roles_in
 from gradguard.analysis.expressions import BudgetExceeded, TimeLimit, role_value
 from gradguard.analysis.interpreter import Interpreter
-from gradguard.analysis.names import canonical, import_bindings, qualify
+from gradguard.analysis.names import canonical, import_bindings, qualify, star_import
 from gradguard.analysis.project import ModuleInfo, Project
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import CallInfo, CallKind, Kind, Value
@@ -22,7 +22,17 @@ from gradguard.analysis.values import CallInfo, CallKind, Kind, Value
 
 def module_imports(module: cst.Module) -> dict[str, str]:
     """Imports made at the top level of a module (including inside top-level `if`/`try`)."""
+    return _top_imports(module)[0]
+
+
+def star_imports(module: cst.Module) -> tuple[str, ...]:
+    """The modules a module takes every public name of (`from .model import *`), in order."""
+    return _top_imports(module)[1]
+
+
+def _top_imports(module: cst.Module) -> tuple[dict[str, str], tuple[str, ...]]:
     bound: dict[str, str] = {}
+    stars: list[str] = []
     pending: list[cst.CSTNode] = list(module.body)
     while pending:
         statement = pending.pop(0)
@@ -30,6 +40,9 @@ def module_imports(module: cst.Module) -> dict[str, str]:
             for small in statement.body:
                 if isinstance(small, (cst.Import, cst.ImportFrom)):
                     bound.update(import_bindings(small))
+                    star = star_import(small)
+                    if star is not None:
+                        stars.append(star)
         elif isinstance(statement, (cst.If, cst.Try, cst.With)):
             pending.extend(statement.body.body)  # type: ignore[union-attr]
             for extra in ("orelse", "handlers"):
@@ -39,7 +52,7 @@ def module_imports(module: cst.Module) -> dict[str, str]:
                 elif isinstance(part, tuple):
                     for handler in part:
                         pending.extend(handler.body.body)
-    return bound
+    return bound, tuple(stars)
 
 
 class Program(Interpreter):
@@ -47,6 +60,7 @@ class Program(Interpreter):
 
     def __init__(self, module: cst.Module, modules: frozenset[str], project: Project | None = None) -> None:
         super().__init__(module_imports(module), modules)
+        self.stars = star_imports(module)
         self.module = module
         self.module_node = module
         self.project = project

@@ -34,6 +34,7 @@ class ModuleInfo:
     digest: str
     imports: dict[str, str] = field(default_factory=dict)
     package: str = ""  # the folder relative imports inside it start from
+    stars: tuple[str, ...] = ()  # the modules it takes every public name of (`from .model import *`)
 
     @cached_property
     def _positions(self) -> dict[cst.CSTNode, object]:
@@ -139,10 +140,11 @@ _MAX_PARSED = 256
 
 
 def _parsed(name: str, path: str, data: bytes, digest: str) -> ModuleInfo | None:
-    from gradguard.analysis.program import module_imports
+    from gradguard.analysis.program import module_imports, star_imports
 
     try:
         module = cst.parse_module(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
         return None
-    return ModuleInfo(name, path, module, digest, module_imports(module), os.path.dirname(path))
+    return ModuleInfo(name, path, module, digest, module_imports(module), os.path.dirname(path),
+                      star_imports(module))

@@ -163,8 +163,16 @@ def join(a: Value | None, b: Value | None) -> Value:
     if b is None or a is b:
         return a
     elems = None
+    keys = a.keys
     if a.elems is not None and b.elems is not None and len(a.elems) == len(b.elems) and a.keys == b.keys:
         elems = tuple(join(x, y) for x, y in zip(a.elems, b.elems))
+    elif a.keys is not None and b.keys is not None and a.elems is not None and b.elems is not None:
+        # Dicts whose keys differ by path (`models["decoder"]` in one arm, `models["static_decoder"]`
+        # in the other): each entry as any path that has it holds it.
+        theirs = dict(zip(b.keys, b.elems))
+        entries = {key: join(value, theirs.get(key)) for key, value in zip(a.keys, a.elems)}
+        entries.update((key, value) for key, value in theirs.items() if key not in entries)
+        keys, elems = tuple(entries), tuple(entries.values())
     kind = a.kind if a.kind == b.kind else (b.kind if a.kind is Kind.NONE else a.kind if b.kind is Kind.NONE else Kind.UNKNOWN)
     return Value(
         kind=kind,
@@ -176,7 +184,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         qual=a.qual if a.qual == b.qual else None,
         label=a.label if a.label == b.label else (a.label or b.label),
         maybe_none=a.maybe_none or b.maybe_none or a.kind is Kind.NONE or b.kind is Kind.NONE,
-        keys=a.keys if elems is not None else None,
+        keys=keys if elems is not None else None,
         item_shape=join_shapes(a, b),
         weights=a.weights + tuple(w for w in b.weights if w not in a.weights),
         alloc=a.alloc if a.alloc == b.alloc else None,

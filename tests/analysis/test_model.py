@@ -14,11 +14,11 @@ import pytest
 from gradguard.analysis import analyze, analyze_file, facts_for
 from gradguard.analysis.conditions import Atom, decide, equality_of, key_of, strip_not
 from gradguard.analysis.evidence import Role, roles_in
-from gradguard.analysis.interpreter import Interpreter
+from gradguard.analysis.interpreter import Interpreter, _plain_separation
 from gradguard.analysis.project import Project
 from gradguard.analysis.scopes import checked_locals, placement
 from gradguard.analysis.state import OPAQUE, ClassInfo, State
-from gradguard.analysis.values import GENERATIONS, UNKNOWN, Freed, Kind, Value, node_id
+from gradguard.analysis.values import GENERATIONS, UNKNOWN, Freed, Kind, Value, join, node_id
 
 
 def _expr(code: str) -> cst.BaseExpression:
@@ -143,6 +143,25 @@ def test_paths_that_differ_in_plain_values_only_are_interchangeable(
     b.frames[0].update(right)
     assert a.interchangeable(b) is expected
     assert b.interchangeable(a) is expected
+
+
+@pytest.mark.parametrize(
+    ("key", "heap", "plain"),
+    [
+        ("args.resume", frozenset(), True),
+        # An object's settings keep their truth into later calls of its methods (Shift-Net's
+        # `self.opt.gan_type`): joining its paths would pair one call's arm with the other's.
+        ("<object>:models:Net:net|self.opt.gan_type", frozenset({("models:Net", "opt")}), False),
+        ("args.mode", frozenset({("models:Net", "mode")}), False),
+        ("<arm>:12345", frozenset(), False),
+    ],
+)
+def test_only_paths_told_apart_by_conditions_over_names_are_merged(
+        key: str, heap: frozenset[tuple[str, str]], plain: bool) -> None:
+    a, b = State(), State()
+    for state, truth in ((a, True), (b, False)):
+        state.assume[key] = Atom(key, truth, frozenset(), heap, 1, 1, key)
+    assert _plain_separation(a, b) is plain
 
 
 def test_paths_that_freed_different_graphs_are_not_interchangeable() -> None:
@@ -2022,3 +2041,109 @@ def test_a_dict_entry_written_per_item_of_fixed_items_is_replaced_each_step(
     body = _ENTRIES_PER_STEP.replace("SOURCE", source).replace("ITEM", item).replace("WRITE", write)
     source_code = _program("import random\n" + textwrap.dedent(body))
     assert [code for _, code in _codes(source_code) if code != "GG000"] == expected
+
+
+# -- dicts joined across paths, star imports, datasets of unseen classes ---------------------------
+
+
+def test_dicts_whose_keys_differ_by_path_keep_every_entry_where_they_meet() -> None:
+    encoder, decoder, other = (Value(Kind.MODULE, label=name) for name in ("enc", "dec", "other"))
+    left = Value(Kind.DICT, elems=(encoder, decoder), keys=("encoder", "decoder"))
+    right = Value(Kind.DICT, elems=(encoder, other), keys=("encoder", "static_decoder"))
+    joined = join(left, right)
+    assert joined.keys == ("encoder", "decoder", "static_decoder")
+    assert joined.elems is not None and [e.label for e in joined.elems] == ["enc", "dec", "other"]
+
+
+_MODELS_BY_TYPE = """
+    import torch
+    import torch.nn as nn
+    from PACKAGE import Encoder, Decoder
+
+
+    class Trainer:
+        def __init__(self, opt):
+            self.opt = opt
+            self.models = {}
+            self.models["encoder"] = Encoder()
+            if self.opt.type == "both":
+                self.models["static_decoder"] = Decoder()
+                self.models["dynamic_decoder"] = Decoder()
+            else:
+                self.models["decoder"] = Decoder()
+                self.models["discriminator"] = nn.Linear(2, 1)
+            params, params_d = [], []
+            for key in self.models.keys():
+                if "discr" in key:
+                    params += list(self.models[key].parameters())
+                else:
+                    params += list(self.models[key].parameters())
+            self.opt_g = torch.optim.Adam(params, 1e-3)
+            self.opt_d = torch.optim.Adam(params_d, 1e-3)
+
+        def run_epoch(self, loader):
+            for x in loader:
+                out = self.models["decoder"](self.models["encoder"](x))
+                fake_pred = self.models["discriminator"](out)
+                loss_g = out.pow(2).mean() + fake_pred.mean()
+                loss_d = fake_pred.pow(2).mean()
+                loss_g.backward(retain_graph=True)
+                self.opt_g.step()
+                self.opt_d.zero_grad()
+                loss_d.backward()
+                self.opt_d.step()
+
+
+    def main(opt, loader):
+        trainer = Trainer(opt)
+        for epoch in range(3):
+            trainer.run_epoch(loader)
+"""
+
+_PACKAGE_MODEL = """
+    import torch.nn as nn
+
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+"""
+
+
+@pytest.mark.parametrize("layout", ["package-star", "script-star", "direct"])
+def test_models_of_a_package_that_re_exports_them_with_a_star_import_are_seen(
+        tmp_path: Path, layout: str) -> None:
+    """monolayout: `monolayout/__init__.py` is `from .model import *`; the trainer builds
+    `monolayout.Decoder(...)` into a dict whose keys depend on a setting. The models are seen through
+    the star import and the dict keeps each path's entries, so the step between the two backwards
+    is found (it was missed: every model was unknown)."""
+    package = tmp_path / "nets"
+    package.mkdir()
+    (package / "model.py").write_text(textwrap.dedent(_PACKAGE_MODEL))
+    if layout == "package-star":
+        (package / "__init__.py").write_text("from .model import *\n")
+        script_source = _MODELS_BY_TYPE.replace("from PACKAGE import Encoder, Decoder", "from nets import Encoder, Decoder")
+    elif layout == "script-star":
+        (package / "__init__.py").write_text("")
+        script_source = _MODELS_BY_TYPE.replace("from PACKAGE import Encoder, Decoder", "from nets.model import *")
+    else:
+        (package / "__init__.py").write_text("")
+        script_source = _MODELS_BY_TYPE.replace("from PACKAGE import", "from nets.model import")
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(script_source))
+    failing = script.read_text().splitlines().index("            loss_d.backward()") + 1
+    assert _codes(script.read_text(), str(script)) == [(failing, "GG011")]
+
