@@ -70,7 +70,28 @@ class CallEvaluation:
         if is_api_reference(callee):
             return self.eval_known_call(call, callee.qual, state, frame)  # type: ignore[arg-type]
         args, kwargs = self.eval_args(call, state, frame)
-        return self.call_value(call, callee, indexed(func), args, kwargs, state, frame)
+        label = indexed(func)
+        if isinstance(func, cst.Name) and callee.kind in (Kind.MODULE, Kind.INSTANCE):
+            label = self.alias_of(func.value, state) or label
+        return self.call_value(call, callee, label, args, kwargs, state, frame)
+
+    def alias_of(self, name: str, state: State) -> str | None:
+        """The attribute chain a local name was last set to on this path (`fn = self.fraction_net`,
+        `fn = None if self.target else self.fraction_net`): calling it calls that module."""
+        defs = state.defs[-1].get(name)
+        if defs is None or len(defs) != 1:
+            return None
+        statement = next(iter(defs))
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+            return None
+        small = statement.body[0]
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name):
+            return None
+        source = small.value
+        arms = [source.body, source.orelse] if isinstance(source, cst.IfExp) else [source]
+        chains = {text for arm in arms if isinstance(arm, cst.Attribute) and (text := dotted(arm)) is not None}
+        return next(iter(chains)) if len(chains) == 1 else None
 
     def declared_fact(self, func: cst.BaseExpression, state: State,
                       frame: Frame) -> tuple[Fact | None, Value | None]:

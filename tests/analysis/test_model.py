@@ -2147,3 +2147,44 @@ def test_models_of_a_package_that_re_exports_them_with_a_star_import_are_seen(
     failing = script.read_text().splitlines().index("            loss_d.backward()") + 1
     assert _codes(script.read_text(), str(script)) == [(failing, "GG011")]
 
+
+
+@pytest.mark.parametrize("pick", ["fn = self.fraction_net", "fn = None if self.target else self.fraction_net",
+                                  "fn = self.fraction_net if not self.target else None"])
+def test_a_module_called_through_a_local_name_is_the_module_it_was_read_from(pick: str) -> None:
+    """fqf-iqn-qrdqn: `fn = None if self.target else self.fraction_net; fn(emb)`; the fraction net's
+    optimizer steps between two backwards through its graph. The call through `fn` is a call of
+    `self.fraction_net`, whose parameters that optimizer holds."""
+    source = _program("""
+        def update_params(optim, loss, retain_graph=False):
+            optim.zero_grad()
+            loss.backward(retain_graph=retain_graph)
+            optim.step()
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.dqn_net = nn.Linear(4, 8)
+                self.fraction_net = nn.Linear(8, 5)
+                self.quantile_net = nn.Linear(8, 1)
+                self.target = False
+
+            def calculate_fractions(self, emb):
+                PICK
+                p = torch.softmax(fn(emb), dim=1)
+                return p.cumsum(1), -(p * p.log()).sum(1)
+
+
+        net = Net()
+        fraction_optim = torch.optim.RMSprop(net.fraction_net.parameters(), lr=1e-3)
+        quantile_optim = torch.optim.Adam(net.quantile_net.parameters(), lr=1e-3)
+        for step in range(3):
+            emb = torch.relu(net.dqn_net(torch.randn(16, 4)))
+            taus, entropies = net.calculate_fractions(emb)
+            fraction_loss = (taus.sum(1) * net.quantile_net(emb).squeeze(1).detach()).mean()
+            entropy_loss = -0.01 * entropies.mean()
+            update_params(fraction_optim, fraction_loss + entropy_loss, retain_graph=True)
+            update_params(quantile_optim, net.quantile_net(emb).pow(2).mean() + entropy_loss)
+    """).replace("PICK", pick)
+    assert [code for _, code in _codes(source)] == ["GG011"]
