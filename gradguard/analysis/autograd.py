@@ -209,8 +209,9 @@ class AutogradEvents:
         if value.element and value.top & stale:
             # `losses[i]` taken out of a list of several graphs: which one is not known.
             return
-        if frame is not None and all(state.freed[n].call is info for n in failing) and any(
-                all(n // GENERATIONS in self.item_sites.get(loop, ()) for n in failing) for loop in frame.loops):
+        per_item = frame is not None and all(state.freed[n].call is info for n in failing) and any(
+            all(n // GENERATIONS in self.item_sites.get(loop, ()) for n in failing) for loop in frame.loops)
+        if per_item and not any(state.freed[n].stepped for n in failing):
             # One backward per item of a list built in an earlier loop (`for r, p in data:`), each
             # item from its own evaluation of the same code: what this pass met freed is another
             # item's graph, taken for this one only because the items are one summary value.
@@ -221,6 +222,11 @@ class AutogradEvents:
         strong = frozenset(n for n in failing if not state.freed[n].weak or (
             not state.freed[n].aged and state.freed[n].assumed and state.freed[n].assumed <= here))
         why = state.freed[min(strong or stale)]
+        if per_item:
+            # ... but an optimizer stepped since the last item's backward: this item's graph, built
+            # with the others before the loop, saved weights the step has changed in place.
+            step = next((self.step_calls[n] for n in sorted(why.stepped) if n in self.step_calls), why.call)
+            why = replace(why, call=step, by_step=True)
         key = (id(info), id(why.call))
         if key not in self.conflicts:
             boundary = tuple(self.boundary(value, stale, state.epochs))
@@ -423,6 +429,9 @@ class AutogradEvents:
                 state.freed[node] = replace(why, stepped=why.stepped | names)
         if call is None or frame is None or state.dead:
             return
+        stepping = self.call_info(call, CallKind.STEP, None, False, False, frame)
+        for name in names:
+            self.step_calls[name] = stepping
         # Whose parameters an optimizer of unknown modules updates: those the last backward
         # before its step went through (a step follows the backward that filled its gradients).
         unknown = owner.startswith("?") or not isinstance(optimizer.ref, str)
@@ -454,8 +463,7 @@ class AutogradEvents:
                 touched.append(node)
         if not touched:
             return
-        info = self.call_info(call, CallKind.STEP, None, False, False, frame)
-        step = Freed(info, names, conditions=tuple(frame.conditions),
+        step = Freed(stepping, names, conditions=tuple(frame.conditions),
                      assumed=self.invariant_assumptions(state, frame), by_step=True)
         self.frees += 1
         for node in touched:

@@ -116,6 +116,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.retains: dict[CallInfo, tuple[frozenset[int], dict[int, int]]] = {}
         # Retaining calls an optimizer stepped after (see `AutogradEvents._masked`).
         self.stepped_after_retain: dict[CallInfo, frozenset[str]] = {}
+        # The last step call of each optimizer owner (what `Freed.stepped` names).
+        self.step_calls: dict[str, CallInfo] = {}
         self.retains_needed: set[CallInfo] = set()
         self.escaped: set[int] = set()
         self.accumulations: dict[cst.CSTNode, Accumulation] = {}

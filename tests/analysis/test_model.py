@@ -1423,6 +1423,18 @@ def test_one_backward_per_item_of_a_list_built_by_a_loop_frees_that_item_only() 
     assert [code for _, code in _codes(shared)] == ["GG002"]
 
 
+def test_a_step_after_each_item_s_backward_changes_the_weights_the_next_items_saved() -> None:
+    """minimalRL's REINFORCE before its fix: `optimizer.step()` inside the per-item loop. Each item has
+    its own graph, but every one of them was built before the first step and saved the weights it
+    changes: the second item's backward fails there (GG011, naming the step), not for a freed graph."""
+    stepping = _program(_PER_ITEM.replace("SHARED", "pass").replace("FORWARD", "policy(torch.randn(4))")
+                        .replace("            loss.backward()\n", "            loss.backward()\n            opt.step()\n"))
+    found = analyze(stepping)
+    assert [d.code for d in found] == ["GG011"]
+    step_line = stepping.splitlines().index("        opt.step()") + 1
+    assert f"step at line {step_line}" in found[0].message
+
+
 def test_past_the_time_limit_the_entry_points_left_are_one_note(monkeypatch: pytest.MonkeyPatch) -> None:
     """The CPU-time safety net cuts every entry point still to come: one note names the first and
     counts the others (a file of many methods gets one line, not one per method)."""
