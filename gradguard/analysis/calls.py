@@ -220,6 +220,12 @@ class CallEvaluation:
             return self.derive(call, operands, state, frame, consumer=label)
         if is_module or (callee.kind is Kind.UNKNOWN and label is not None and label in self.module_names):
             result = self.derive(call, operands, state, frame, source=True, consumer=label)
+            unseen = callee.kind is Kind.INSTANCE and isinstance(callee.ref, ClassInfo) and not callee.ref.is_module
+            if unseen and not (label is not None and label in self.module_names):
+                # An object of a project class not known to be a module, whose `__call__` the analysis
+                # cannot find (its base is in a module it did not read): maybe a transform, maybe a
+                # module; the graph its call makes is as unsure as an opaque callable's.
+                self.unsure.add(self.site(call, frame))
             if callee.qual == UNSURE_MODULE and not (label is not None and label in self.module_names):
                 self.unsure.add(self.site(call, frame))
                 tensors = [v for _, v in operands if v.kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.DATA)]

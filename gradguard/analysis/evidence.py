@@ -34,10 +34,13 @@ def roles_in(body: cst.CSTNode, imports: dict[str, str]) -> dict[str, Role]:
     roles: dict[str, Role] = {}
     for name in finder.iterated:
         roles[name] = Role.DATA
-    for name in finder.stepped:
+    # `env.step(action)` is no optimizer's step: a step given an argument is one only on an object
+    # whose gradients the code also resets (an LBFGS closure zeroes them).
+    stepped = finder.stepped | (finder.stepped_with_argument & finder.reset)
+    for name in stepped:
         if name not in finder.module_like:
             roles[name] = Role.OPTIMIZER
-    for name in finder.called - finder.stepped:
+    for name in finder.called - stepped:
         roles[name] = Role.CALLABLE
     for name in finder.module_like:
         roles[name] = Role.MODULE
@@ -64,6 +67,8 @@ class _Uses(cst.CSTVisitor):
         self.called: set[str] = set()
         self.module_like: set[str] = set()
         self.stepped: set[str] = set()
+        self.stepped_with_argument: set[str] = set()
+        self.reset: set[str] = set()
         self.iterated: set[str] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -75,7 +80,11 @@ class _Uses(cst.CSTVisitor):
                 method = func.attr.value
                 if receiver is not None:
                     if method in K.WEIGHT_UPDATES:
-                        self.stepped.add(receiver)
+                        positional = any(arg.keyword is None and not isinstance(arg.value, cst.Lambda)
+                                         for arg in node.args)
+                        (self.stepped_with_argument if positional else self.stepped).add(receiver)
+                    elif method in K.GRAD_RESETS:
+                        self.reset.add(receiver)
                     elif method == api.FORWARD or (
                             method in K.MODULE_EVIDENCE_METHODS and api.method(method, Receiver.OPTIMIZER) is None):
                         self.module_like.add(receiver)

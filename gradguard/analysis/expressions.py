@@ -156,6 +156,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.class_roles: dict[str, dict[str, Role]] = {}
         self.loop_names: dict[cst.CSTNode, frozenset[str]] = {}
         self.if_names: dict[cst.CSTNode, frozenset[str]] = {}
+        # Per call of a method in a test, and the method: the test it stands for (`test_of`).
+        self.getter_tests: dict[tuple[cst.CSTNode, cst.CSTNode], cst.BaseExpression | None] = {}
         # The modules the linted file takes every public name of (`from models import *`).
         self.stars: tuple[str, ...] = ()
         # Per `for` loop and the outermost loop around it: whether it runs over fixed items (`each_key`).
@@ -1157,7 +1159,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
             operands = [(expr, rename(value, site)) for expr, value in operands]
         state.epochs[site] = epoch + 1
         current = node_id(site)
-        nodes = frozenset({current}).union(*(v.nodes for _, v in operands))
+        inputs = frozenset().union(*(v.nodes for _, v in operands))
+        if not source and inputs and all(n // GENERATIONS in self.unsure for n in inputs):
+            # Computed from graphs of objects only ever called, and from nothing else: as unsure.
+            self.unsure.add(site)
+        nodes = inputs | {current}
         reads = self.reads_of(operands, state, frame, consumer)
         parents = frozenset().union(*(v.top for _, v in operands))
         sites = {n // GENERATIONS for n in parents}

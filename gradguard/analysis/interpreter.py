@@ -450,20 +450,21 @@ class Interpreter(Evaluator):
         self.eval(statement.test, state, frame)
         if state.dead:
             return []
-        self.assume_object_flags(statement.test, state, frame)
-        decided = self.decide(statement.test, state)
+        test = self.test_of(statement.test, state, frame)
+        self.assume_object_flags(test, state, frame)
+        decided = self.decide(test, state)
         if decided is None:
-            decided = self.attribute_test(statement.test, state, frame)
-        arm = self.arm_key(statement, frame)
+            decided = self.attribute_test(test, state, frame)
+        arm = self.arm_key(statement, frame, test)
         if arm is not None:
             self.consult(arm)
         if decided is None and arm is not None and arm in state.assume:
             decided = state.assume[arm].truth
         if decided is None:
             branch, other = state.copy(), state
-            self.refine_none(statement.test, branch, other, frame)
-            self.assume_test(statement.test, True, branch, frame)
-            self.assume_test(statement.test, False, other, frame)
+            self.refine_none(test, branch, other, frame)
+            self.assume_test(test, True, branch, frame)
+            self.assume_test(test, False, other, frame)
             if arm is not None:
                 for part, truth in ((branch, True), (other, False)):
                     self.atom_seq += 1
@@ -498,14 +499,36 @@ class Interpreter(Evaluator):
                 part.assume.pop(arm, None)
         return outcomes
 
-    def arm_key(self, statement: cst.If, frame: Frame) -> str | None:
+    def test_of(self, test: cst.BaseExpression, state: State, frame: Frame) -> cst.BaseExpression:
+        """The test as conditions know it: a call of a method of the object that only returns a test
+        of the object's own attributes (`if self.time_to_learn():` whose body is `return self.done`)
+        is that test, written on the receiver (`self.done`), so it is tied to the same test elsewhere
+        (`while not self.done:`)."""
+        expr, positive = strip_not(test)
+        if not (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)):
+            return test
+        receiver = self.peek(expr.func.value, state, frame)
+        if receiver is None or receiver.kind is not Kind.INSTANCE or not isinstance(receiver.ref, ClassInfo):
+            return test
+        method = self.method_of(receiver.ref, expr.func.attr.value)
+        if method is None or not isinstance(method.node, cst.FunctionDef):
+            return test
+        key = (expr, method.node)
+        if key not in self.getter_tests:
+            self.getter_tests[key] = _getter_test(method.node, expr.func.value)
+        found = self.getter_tests[key]
+        if found is None:
+            return test
+        return found if positive else cst.UnaryOperation(cst.Not(), found)
+
+    def arm_key(self, statement: cst.If, frame: Frame, test: cst.BaseExpression | None = None) -> str | None:
         """The key of the arm atom of a branch whose arms the paths after it must keep apart when one
         of them frees a graph: a branch of a called function run once per call of a statement being
         split (`split_parts`), and a branch whose test no condition atom names (it calls,
         `if should_log(step):`), whose truth no later test can be tied to; None for any other."""
         called_once = self.arm_loops is not None and frame.function is not None \
             and isinstance(frame.call_site, cst.Call) and len(frame.loops) == self.arm_loops
-        if not called_once and key_of(strip_not(statement.test)[0]) is not None:
+        if not called_once and key_of(strip_not(test if test is not None else statement.test)[0]) is not None:
             return None
         return f"{ARM_ATOM}{id(statement)}"
 
@@ -1307,7 +1330,14 @@ class Interpreter(Evaluator):
             method = current.methods.get(name)
             if method is not None:
                 return method
-            pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
+            found = [c for c in self.classes.values() if c.named_by(current.bases)]
+            if not found and self.project is not None:
+                # A base imported from a package that re-exports it (`torch_frame.transforms.X`).
+                for base in current.bases:
+                    value = self.project_value(base, current.module)
+                    if value is not None and value.kind is Kind.CLASS and isinstance(value.ref, ClassInfo):
+                        found.append(value.ref)
+            pending.extend(found)
         return None
 
     def element_of(self, iterable: Value) -> Value:
@@ -1486,6 +1516,36 @@ def _literal_flags(function: cst.CSTNode, call: cst.CSTNode, method: bool) -> di
 
 _OBJECT_KINDS = frozenset({Kind.MODULE, Kind.INSTANCE, Kind.OPTIMIZER, Kind.FUNCTION, Kind.CLASS, Kind.TENSOR,
                            Kind.LIST, Kind.DICT, Kind.TUPLE})
+
+
+def _getter_test(function: cst.FunctionDef, receiver: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What a method that only returns a test of its object's attributes tests, written on
+    `receiver`; None for any other method (one that calls, reads globals, or does more)."""
+    params = function.params
+    if not params.params or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.kwonly_params:
+        return None
+    me = params.params[0].name.value
+    body = [s for s in function.body.body if not (
+        isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
+        and isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+        return None
+    returned = body[0].body[0]
+    if not isinstance(returned, cst.Return) or returned.value is None or key_of(returned.value) is None:
+        return None
+    attrs = {id(node.attr) for node in m.findall(returned.value, m.Attribute())}
+    names = {node.value for node in m.findall(returned.value, m.Name()) if id(node) not in attrs}
+    if not names <= {me, "True", "False", "None"} | K.PURE_CALLS:
+        return None
+
+    class Rewrite(cst.CSTTransformer):
+        def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:  # type: ignore[override]
+            return receiver if original.value == me else updated
+
+        def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+            return updated.with_changes(attr=original.attr)
+
+    return returned.value.visit(Rewrite())  # type: ignore[return-value]
 
 
 def _plain_separation(first: State, second: State) -> bool:

@@ -14,7 +14,7 @@ import pytest
 from gradguard.analysis import analyze, analyze_file, facts_for
 from gradguard.analysis.conditions import Atom, decide, equality_of, key_of, strip_not
 from gradguard.analysis.evidence import Role, roles_in
-from gradguard.analysis.interpreter import Interpreter, _plain_separation
+from gradguard.analysis.interpreter import Interpreter, _getter_test, _plain_separation
 from gradguard.analysis.project import Project
 from gradguard.analysis.scopes import checked_locals, placement
 from gradguard.analysis.state import OPAQUE, ClassInfo, State
@@ -2200,3 +2200,107 @@ def test_a_module_called_through_a_local_name_is_the_module_it_was_read_from(pic
             update_params(quantile_optim, net.quantile_net(emb).pow(2).mean() + entropy_loss)
     """).replace("PICK", pick)
     assert [code for _, code in _codes(source)] == ["GG011"]
+
+
+@pytest.mark.parametrize(
+    ("method", "expected"),
+    [
+        ("def time_to_learn(self):\n    return self.done\n", "agent.done"),
+        ('def ready(self):\n    """Enough samples."""\n    return len(self.memory) > self.batch_size\n',
+         "len(agent.memory) > agent.batch_size"),
+        # A global, a call of something else, more than a return: not a test of the object alone.
+        ("def due(self):\n    return self.t % UPDATE_EVERY == 0\n", None),
+        ("def due(self):\n    return self.schedule(self.t)\n", None),
+        ("def due(self):\n    self.t += 1\n    return self.t > 3\n", None),
+    ],
+)
+def test_a_method_that_only_returns_a_test_of_its_object_is_that_test(method: str, expected: str | None) -> None:
+    function = cst.parse_module(method).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    found = _getter_test(function, cst.Name("agent"))
+    assert (None if found is None else cst.Module([]).code_for_node(found)) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "role"),
+    [
+        ("opt.step()", Role.OPTIMIZER),
+        ("opt.zero_grad()\nopt.step(closure)", Role.OPTIMIZER),
+        ("opt.step(lambda: loss_fn())", Role.OPTIMIZER),
+        # A gym environment handed in: its step takes an action and updates no weights.
+        ("state, reward, done, _ = opt.step(action)", None),
+    ],
+)
+def test_a_step_given_an_argument_is_an_optimizer_s_only_on_an_object_whose_gradients_are_reset(
+        body: str, role: Role | None) -> None:
+    roles = roles_in(cst.parse_module(body), {})
+    assert roles.get("opt") is role
+
+
+_TRANSFORM_BASE = """
+    import copy
+
+
+    class BaseTransform:
+        def __call__(self, frame):
+            return self.forward(copy.copy(frame))
+
+        def forward(self, frame):
+            return self._forward(frame)
+"""
+
+_TRANSFORM = """
+    import torch
+    from frames.transforms import BaseTransform
+
+
+    class ScaleTransform(BaseTransform):
+        def fit(self, frame):
+            self.scale = frame.abs().max()
+
+        def _forward(self, frame):
+            return frame / self.scale
+"""
+
+_TRAIN_ON_TRANSFORMED = """
+    import torch
+    import torch.nn as nn
+    from torch.utils.data import DataLoader
+    from frames.transforms import ScaleTransform
+
+    frame = torch.randn(64, 4)
+    transform = ScaleTransform()
+    transform.fit(frame)
+    frame = transform(frame)
+    loader = DataLoader(frame, batch_size=8)
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(3):
+        for batch in loader:
+            loss = model(batch).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("base", ["readable", "unreadable", "unreadable-derived"])
+def test_an_object_of_a_project_class_that_is_no_module_makes_no_graph_when_called(
+        tmp_path: Path, base: str) -> None:
+    """pytorch-frame: `transform(tensor_frame)` of a transform class whose `__call__` is defined by a
+    base class that its package re-exports (`from .base import BaseTransform` in `__init__.py`). The
+    base is found and its `__call__` run; when it cannot be read, the call's graph is unsure (as an
+    opaque callable's), so a loader over what it made, built before the loop, is no finding."""
+    package = tmp_path / "frames" / "transforms"
+    package.mkdir(parents=True)
+    (tmp_path / "frames" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("from .base import BaseTransform\nfrom .scale import ScaleTransform\n")
+    (package / "base.py").write_text(textwrap.dedent(_TRANSFORM_BASE) if base == "readable" else "def broken(:\n")
+    (package / "scale.py").write_text(textwrap.dedent(_TRANSFORM))
+    script = tmp_path / "train.py"
+    train = textwrap.dedent(_TRAIN_ON_TRANSFORMED)
+    if base == "unreadable-derived":
+        # What is computed from such a graph alone is as unsure (`.float()` of the transformed frame).
+        train = train.replace("frame = transform(frame)", "frame = transform(frame).float() * 2")
+    script.write_text(train)
+    assert _codes(script.read_text(), str(script)) == []
