@@ -107,10 +107,20 @@ def materialise(git: Path, commit: str, into: Path) -> None:
     Only those files are archived: a mirror may lack the blobs of large data files.
     """
     listing = subprocess.run(
-        ["git", "--git-dir", str(git), "ls-tree", "-r", "-z", "--name-only", commit],
+        ["git", "--git-dir", str(git), "ls-tree", "-r", "-z", commit],
         capture_output=True, text=True, check=True,
     ).stdout.split("\0")
-    wanted = [n for n in listing if n.endswith(SOURCES) or PurePosixPath(n).name in KEPT_NAMES]
+    blobs = {}
+    for line in listing:
+        meta, _, name = line.partition("\t")
+        if name and (name.endswith(SOURCES) or PurePosixPath(name).name in KEPT_NAMES):
+            blobs[name] = meta.split()[-1]
+    # A snapshot may lack some blobs even of source files (a large notebook): those are left out.
+    present = subprocess.run(
+        ["git", "--git-dir", str(git), "cat-file", "--batch-check"],
+        input="".join(f"{sha}\n" for sha in blobs.values()), capture_output=True, text=True, check=True,
+    ).stdout.splitlines()
+    wanted = [name for name, answer in zip(blobs, present, strict=True) if not answer.endswith(" missing")]
     if not wanted:
         return
     archive = subprocess.run(

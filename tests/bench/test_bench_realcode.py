@@ -67,3 +67,33 @@ def test_bench_lints_the_pinned_commit_and_names_missing_mirrors(tmp_path: Path)
     [tiny, absent] = json.loads(found.read_text())
     assert [f["filename"] for f in tiny["findings"]] == ["train/buggy.py"]
     assert absent["problem"] == "no mirror"
+
+
+def test_a_source_blob_the_snapshot_lacks_is_left_out_not_fatal(tmp_path: Path) -> None:
+    """A `fetch` snapshot may lack the blob of a large notebook: the other files are still linted."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import bench_realcode
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "train.py").write_text(BUGGY)
+    (work / "big.ipynb").write_text('{"cells": [], "nbformat": 4, "nbformat_minor": 5, "metadata": {}}')
+    git("init", "-q", cwd=work)
+    git("add", ".", cwd=work)
+    git("commit", "-qm", "one", cwd=work)
+    pinned = git("rev-parse", "HEAD", cwd=work)
+    mirror = tmp_path / "mirror.git"
+    git("clone", "-q", "--bare", "--no-local", str(work), str(mirror), cwd=tmp_path)
+    # A clone packs its objects: unpack them loose, then remove the notebook's blob.
+    for pack in list((mirror / "objects" / "pack").glob("*.pack")):
+        moved = tmp_path / pack.name
+        pack.rename(moved)
+        pack.with_suffix(".idx").unlink()
+        with moved.open("rb") as stream:
+            subprocess.run(["git", "--git-dir", str(mirror), "unpack-objects", "-q"], stdin=stream, check=True)
+    blob = git("--git-dir", str(mirror), "rev-parse", f"{pinned}:big.ipynb", cwd=tmp_path)
+    (mirror / "objects" / blob[:2] / blob[2:]).unlink()
+    into = tmp_path / "tree"
+    bench_realcode.materialise(mirror, pinned, into)
+    assert (into / "train.py").read_text() == BUGGY
+    assert not (into / "big.ipynb").exists()
