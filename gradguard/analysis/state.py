@@ -420,7 +420,7 @@ def _union_dict(mine: dict, theirs: dict) -> None:
 
 
 def _close_dict(mine: dict[Any, Value], theirs: dict[Any, Value]) -> bool:
-    """The same entries, but for entries that are plain values on one side or both (`inert`)."""
+    """The same entries, except where each side holds a plain value (`inert`) or nothing."""
     for key in mine.keys() | theirs.keys():
         a, b = mine.get(key), theirs.get(key)
         if a is b:
