@@ -2304,3 +2304,51 @@ def test_an_object_of_a_project_class_that_is_no_module_makes_no_graph_when_call
         train = train.replace("frame = transform(frame)", "frame = transform(frame).float() * 2")
     script.write_text(train)
     assert _codes(script.read_text(), str(script)) == []
+
+
+_GAN_LOSS_BY_TYPE = """
+import torch
+import torch.nn as nn
+
+
+def run(losstype, train=5):
+    gen = nn.Linear(4, 4)
+    disc = nn.Linear(4, 1)
+    g_opt = torch.optim.Adam(gen.parameters())
+    d_opt = torch.optim.Adam(disc.parameters())
+    for epoch in range(train):
+        for batch in [torch.randn(8, 4) for _ in range(2)]:
+            g_opt.zero_grad()
+            if losstype != "mse":
+                d_opt.zero_grad()
+            fake = gen(torch.randn(8, 4))
+            if losstype == "mse":
+                gen_loss = (fake - batch).pow(2).mean()
+            else:
+                d_fake = disc(fake.detach())
+                d_real = disc(batch)
+                d_gen = disc(fake)
+                if losstype == "gan":
+                    disc_loss = d_fake.mean() - d_real.mean()
+                    gen_loss = -d_gen.mean()
+                elif losstype == "fgan":
+                    disc_loss = torch.exp(d_fake - 1).mean() - d_real.mean()
+                    gen_loss = -torch.exp(d_gen - 1).mean()
+                disc_loss.backward()
+                d_opt.step()
+            loss = gen_loss + 0.1 * fake.abs().mean()
+            loss.backward()
+            g_opt.step()
+
+"""
+
+
+def test_a_loss_bound_only_in_the_arms_of_an_elif_chain_is_this_iteration_s() -> None:
+    """CausalDiscoveryToolbox SAM's shape: `disc_loss` is bound only under `losstype == "gan"` or
+    `"fgan"` (no `else`), inside the `else` of `losstype == "mse"`. A path taking neither arm would fail
+    with a NameError in the first iteration, so `disc_loss.backward()` never meets an earlier one's
+    graph; what does fail is the generator loss after the discriminator's step (GG011, issue #66)."""
+    source = _GAN_LOSS_BY_TYPE.strip() + "\n"
+    found = [(row, code) for row, code in _codes(source)]
+    failing = source.splitlines().index("            loss.backward()") + 1
+    assert found == [(failing, "GG011")]
