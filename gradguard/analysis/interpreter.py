@@ -1616,18 +1616,11 @@ def _settings_shape(expr: cst.BaseExpression) -> tuple[str, str, frozenset[str],
 
 
 def _tests_none(expr: cst.BaseExpression) -> bool:
-    return any(isinstance(node, cst.Name) and node.value == "None" for node in _walk(expr))
+    return bool(m.findall(expr, m.Name("None")))
 
 
 def _has_call(expr: cst.BaseExpression) -> bool:
-    return any(isinstance(node, cst.Call) for node in _walk(expr))
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found = [node]
-    for child in node.children:
-        found.extend(_walk(child))
-    return found
+    return bool(m.findall(expr, m.Call()))
 
 
 def object_atom_key(owner: Value | None, attribute: str) -> str | None:
