@@ -33,6 +33,7 @@ from gradguard.analysis.values import (
     CAPTURED,
     DATA,
     FRESH,
+    MAX_UNROLLED,
     NONE,
     SCALAR,
     UNKNOWN,
@@ -289,7 +290,14 @@ class CallEvaluation:
                     if deep:
                         pending.append(value)
                 found.append(value)
-            if len(found) > 16:
+                member = value.ref if value.kind is Kind.MODULE else None
+                if deep and isinstance(member, Value) and member.kind is Kind.INSTANCE \
+                        and isinstance(member.ref, ClassInfo) and heap_owner(member) not in seen:
+                    # `nn.Sequential(LIF(), Dropout())`: the project module its calls run is below it.
+                    seen.add(heap_owner(member))
+                    pending.append(member)
+                    found.append(member)
+            if len(found) > 4 * MAX_UNROLLED:
                 break
         return Value(Kind.TUPLE, elems=tuple(found))
 

@@ -54,6 +54,7 @@ from gradguard.analysis.values import (
     Value,
     add_item_shape,
     join,
+    known_objects,
     node_id,
     old,
     opaque_object,
@@ -232,6 +233,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         raise NotImplementedError
 
     def tick(self) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def attribute_test(self, test: cst.BaseExpression, state: State, frame: Frame) -> bool | None:  # pragma: no cover
         raise NotImplementedError
 
     # -- names, holders ----------------------------------------------------------------------
@@ -950,6 +954,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
         clause: cst.CompFor | None = expr.for_in  # type: ignore[attr-defined]
         while clause is not None:
             iterable = self.eval(clause.iter, scratch, inner_frame)
+            objects = known_objects(iterable)
+            if objects and clause.inner_for_in is None and not isinstance(expr, cst.DictComp):
+                result = self.comprehension_of_objects(expr, clause, objects, scratch, inner_frame)
+                scratch.frames.pop()
+                scratch.defs.pop()
+                self._adopt_effects(state, scratch)
+                return result
             element = self.element_from(clause.iter, iterable, scratch, inner_frame)
             self.assign(clause.target, element, scratch, inner_frame, expr, clause.iter)
             for condition in clause.ifs:
@@ -967,6 +978,28 @@ class Evaluator(CallEvaluation, AutogradEvents):
         kind = Kind.DICT if isinstance(expr, cst.DictComp) else Kind.LIST
         member = element if element.kind is Kind.INSTANCE else None
         return Value(kind, element.nodes, element.top, element.grad, ref=member)
+
+    def comprehension_of_objects(self, expr: cst.BaseExpression, clause: cst.CompFor, objects: tuple[Value, ...],
+                                 state: State, frame: Frame) -> Value:
+        """`[m for m in net.modules() if hasattr(m, "reset")]`: the element made of each object in
+        turn, left out where its condition is decided false, so that a loop over the result
+        reaches each object kept (a spiking network's reset of its layers)."""
+        kept: list[Value] = []
+        for obj in objects:
+            self.assign(clause.target, obj, state, frame, expr, clause.iter)
+            wanted = True
+            for condition in clause.ifs:
+                self.eval(condition.test, state, frame)
+                decided = self.decide(condition.test, state)
+                if decided is None:
+                    decided = self.attribute_test(condition.test, state, frame)
+                if decided is False:
+                    wanted = False
+                    break
+            if wanted:
+                kept.append(self.eval(expr.elt, state, frame))  # type: ignore[attr-defined]
+        result = replace(self.container_of(Kind.LIST, kept), elems=tuple(kept))
+        return result if known_objects(result) else replace(result, elems=None)
 
     @staticmethod
     def _adopt_effects(state: State, scratch: State) -> None:

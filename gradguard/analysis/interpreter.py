@@ -51,6 +51,7 @@ from gradguard.analysis.values import (
     Value,
     cut,
     join,
+    known_objects,
 )
 
 # Passes after which a loop's states are compared widened (every earlier generation of the
@@ -58,8 +59,6 @@ from gradguard.analysis.values import (
 # passes after which a loop that still changes is given up on (recorded, never silent).
 WIDEN_AFTER = 2
 MAX_LOOP_PASSES = 12
-# Loops over this many known objects or fewer run once per object instead of to a fixed point.
-MAX_UNROLLED = 8
 # The key prefix of a condition as the previous iteration of a loop took it.
 _PREVIOUS = "previous iteration: "
 
@@ -802,12 +801,13 @@ class Interpreter(Evaluator):
 
     def for_parts(self, statement: cst.For, state: State, frame: Frame) -> list[State]:
         iterable = self.eval(statement.iter, state, frame)
-        elements = iterable.elems if iterable.kind is Kind.TUPLE else None
+        elements = known_objects(iterable)
         if elements is None and isinstance(statement.iter, (cst.List, cst.Tuple)) \
                 and not any(isinstance(e, cst.StarredElement) for e in statement.iter.elements):
             # `for m in [net.lif1, net.lif2]:`: the display says which objects, in order.
-            elements = tuple(self.peek(e.value, state, frame) or UNKNOWN for e in statement.iter.elements)
-        if elements and len(elements) <= MAX_UNROLLED and all(_an_object(e) for e in elements):
+            elements = known_objects(Value(Kind.TUPLE, elems=tuple(self.peek(e.value, state, frame) or UNKNOWN
+                                                                   for e in statement.iter.elements)))
+        if elements:
             return self.unrolled(statement, elements, state, frame)
         element = self.element_from(statement.iter, iterable, state, frame)
         if element.element:
@@ -1633,10 +1633,3 @@ def _is_literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Name):
         return node.value in ("True", "False", "None")
     return isinstance(node, (cst.BaseNumber, cst.BaseString, cst.UnaryOperation))
-
-
-def _an_object(value: Value) -> bool:
-    """A module or project object, or a (name, object) pair of `named_children()`."""
-    if value.kind is Kind.TUPLE and value.elems and len(value.elems) == 2:
-        value = value.elems[1]
-    return value.kind in (Kind.INSTANCE, Kind.MODULE)

@@ -428,6 +428,35 @@ def _folded(node: int, sites: frozenset[int]) -> int:
     return node
 
 
+# Loops and comprehensions over this many known objects or fewer run once per object (a model's
+# `modules()` of a few dozen layers) instead of to a fixed point over their join.
+MAX_UNROLLED = 32
+
+
+def an_object(value: Value) -> bool:
+    """A module or project object, or a (name, object) pair of `named_children()`."""
+    if value.kind is Kind.TUPLE and value.elems and len(value.elems) == 2:
+        value = value.elems[1]
+    return value.kind in (Kind.INSTANCE, Kind.MODULE)
+
+
+def known_objects(value: Value) -> tuple[Value, ...] | None:
+    """The objects a container holds, in order, when it is a short known sequence of objects; of
+    library modules, which keep no state the analysis follows, one of each class."""
+    elements = value.elems if value.kind in (Kind.TUPLE, Kind.LIST) else None
+    if not elements or len(elements) > 4 * MAX_UNROLLED or not all(an_object(e) for e in elements):
+        return None
+    kept: list[Value] = []
+    library: set[str | None] = set()
+    for element in elements:
+        if element.kind is Kind.MODULE and not isinstance(element.ref, Value):
+            if element.qual in library:
+                continue
+            library.add(element.qual)
+        kept.append(element)
+    return tuple(kept) if len(kept) <= MAX_UNROLLED else None
+
+
 def opaque_object(value: Value) -> bool:
     """An object whose class the analysis does not see (unknown, or a library module), not a tensor."""
     return value.kind in (Kind.UNKNOWN, Kind.MODULE) and not value.nodes and not value.grad

@@ -96,3 +96,88 @@ def test_a_dict_of_states_from_the_cells_of_a_module_dict_is_carried_state() -> 
     found = analyze(HEADS)
     assert _rows(HEADS) == [("GG003", "loss.backward()")]
     assert found[0].message.startswith("`states`")
+
+
+SPIKING = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class LIF(nn.Module):
+        def __init__(self, tau=2.0):
+            super().__init__()
+            self.tau = tau
+            self.v = 0.0
+
+        def forward(self, x):
+            self.v = self.v + (x - self.v) / self.tau
+            return torch.sigmoid(self.v - 0.5)
+
+        def reset(self):
+            self.v = 0.0
+
+
+    class Dropout(nn.Module):
+        def __init__(self, p):
+            super().__init__()
+            self.p = p
+
+        def forward(self, x):
+            return x
+
+        def reset(self):
+            pass
+
+
+    def resettable(net):
+        return tuple(m for m in net.modules() if hasattr(m, "reset"))
+
+
+    def reset_net(net):
+        for m in resettable(net):
+            m.reset()
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(8, 16)
+            self.lif1 = nn.Sequential(LIF(), Dropout(0.2))
+            self.fc2 = nn.Linear(16, 16)
+            self.lif2 = nn.Sequential(LIF(), Dropout(0.2))
+            self.fc3 = nn.Linear(16, 16)
+            self.lif3 = nn.Sequential(LIF(), Dropout(0.2))
+            self.fc4 = nn.Linear(16, 16)
+            self.lif4 = nn.Sequential(LIF(), Dropout(0.2))
+            self.fc5 = nn.Linear(16, 2)
+            self.out = LIF()
+            for m in self.modules():
+                if isinstance(m, nn.Linear):
+                    nn.init.xavier_uniform_(m.weight)
+
+        def forward(self, x):
+            x = self.lif2(self.fc2(self.lif1(self.fc1(x))))
+            x = self.lif4(self.fc4(self.lif3(self.fc3(x))))
+            return self.out(self.fc5(x))
+
+
+    net = Net()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    for step in range(5):
+        x, y = torch.rand(4, 8), torch.randint(0, 2, (4,))
+        for t in range(3):
+            out = net(x)
+        loss = nn.functional.cross_entropy(out, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        reset_net(net)
+    """)
+
+
+def test_a_reset_over_a_filtered_list_of_many_modules_reaches_each_layer_in_a_sequential() -> None:
+    # Twenty modules, the stateful ones inside `nn.Sequential`s, reset through a tuple built by a
+    # generator expression: each layer's state is reset, so nothing is carried.
+    assert not analyze(SPIKING)
+    unreset = SPIKING.replace("    reset_net(net)\n", "")
+    assert [(code, text) for code, text in _rows(unreset)] == [("GG003", "loss.backward()")]
