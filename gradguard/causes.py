@@ -326,6 +326,10 @@ def detach_code(code: str, shape: str, items: str = "tensor") -> str | None:
         return f"{{{key}: {one(element)} for {key}, {element} in {code}.items()}}"
     if shape == "number":
         return f"({code}.detach() if hasattr({code}, 'detach') else {code})"
+    if shape == "state":
+        # Made by code nobody read: a tensor (a GRU's h) or a tuple or list of them (an LSTM's (h, c)).
+        element = name("h", "t", "s")
+        return f"({code}.detach() if hasattr({code}, 'detach') else type({code})({element}.detach() for {element} in {code}))"
     if shape == "distribution":
         return None
     return f"{code}.detach()"

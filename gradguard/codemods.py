@@ -19,6 +19,21 @@ from gradguard.model import Edit, Location, Span
 _ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
 
+def last_reading_after(facts: FileFacts, statement: cst.CSTNode, name: str) -> cst.CSTNode:
+    """The last statement of `statement`'s block, from it on, that reads `name` (`statement` itself
+    when none does): where a reset of `name` goes so that the block's own later reads
+    (`last = total.item()`) still see the old value."""
+    block = facts.parent(statement)
+    body = list(getattr(block, "body", ()))
+    if statement not in body:
+        return statement
+    last = statement
+    for later in body[body.index(statement) + 1:]:
+        if reads_name(later, name):
+            last = later
+    return last
+
+
 def line_start(facts: FileFacts, statement: cst.CSTNode) -> Location:
     """The start of the line a statement begins on."""
     return Location(facts.span(statement).start.row, 1)
@@ -244,6 +259,28 @@ def target_names(statement: cst.CSTNode | None) -> list[str]:
                 for target in small.targets:
                     names.extend(_plain_names(target.target))
     return names
+
+
+def target_texts(statement: cst.CSTNode | None) -> list[str]:
+    """The names and attribute chains an assignment statement binds as a whole (`out, self.h = ...`
+    gives `out` and `self.h`; `self.h[0] = ...` gives nothing)."""
+    texts: list[str] = []
+
+    def collect(node: cst.BaseExpression) -> None:
+        if isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                collect(element.value)
+        elif isinstance(node, (cst.Name, cst.Attribute)) and (text := _dotted(node)) is not None:
+            texts.append(text)
+
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    collect(target.target)
+            elif isinstance(small, cst.AnnAssign):
+                collect(small.target)
+    return texts
 
 
 def _plain_names(node: cst.BaseExpression) -> list[str]:

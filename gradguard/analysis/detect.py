@@ -36,12 +36,14 @@ from gradguard.model import Note, Span
 def facts_of(program: Program, source: str) -> FileFacts:
     """Everything the rules need, from one finished analysis."""
     facts = FileFacts(program.module, source)
-    seen: set[tuple[int, int]] = set()
+    chosen: dict[tuple[int, int], Met] = {}
     for met in program.conflicts.values():
         key = (id(met.failing.node), id(met.freed_by.node))
-        if key in seen:
-            continue
-        seen.add(key)
+        if key not in chosen or (_shape_unknown(chosen[key]) and not _shape_unknown(met)):
+            # The same conflict met by several entries (`train(model, ...)` alone and through the
+            # `main()` that builds the model): the one that saw what the carrier holds says more.
+            chosen[key] = met
+    for met in chosen.values():
         facts.conflicts.append(_conflict(program, met, facts))
     facts.conflicts = _without_guessed_owners(facts.conflicts)
     facts.needless_retains.extend(_needless_retains(program))
@@ -61,6 +63,11 @@ def facts_of(program: Program, source: str) -> FileFacts:
         facts.dependencies = program.project.dependencies
     facts.incomplete = tuple(_incomplete(program, facts))
     return facts
+
+
+def _shape_unknown(met: Met) -> bool:
+    chosen = _best_boundary(list(met.boundary))
+    return chosen is not None and outermost(chosen.read).shape == "unknown"
 
 
 def _without_guessed_owners(conflicts: list[Conflict]) -> list[Conflict]:
@@ -239,7 +246,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         reads = tuple(b.read for b in boundary)
         carrier = Carrier(read.holder, tuple(read.defs), reads, first_reads,
                           is_tuple=read.shape == "tuple", is_container=read.shape == "container",
-                          is_data=read.shape == "data",
+                          is_data=read.shape == "data", shape_unknown=read.shape == "unknown",
                           sampled=read.shape == "container" and any(
                               _picked_from(program, outermost(r)) for r in (*reads, *first_reads)),
                           maybe_none=read.maybe_none or read.holder.key in program.none_assigned,

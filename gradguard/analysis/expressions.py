@@ -1429,6 +1429,8 @@ def _shape(value: Value) -> str:
         return "container"  # a column of `zip(*items)` holds what the items held
     if value.kind is Kind.DATA:
         return "data"  # a batch of a dataset whose stored tensors carry a graph
+    if value.kind is Kind.UNKNOWN:
+        return "unknown"  # what an unseen module returned: a tensor, or a tuple of them
     return "tensor"
 
 

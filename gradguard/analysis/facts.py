@@ -49,6 +49,8 @@ class Carrier:
     self_update: bool = False  # its new value is computed from its old one (h = f(h), acc += x)
     augmented: bool = False  # updated with `+=` / `x = x + ...`
     is_data: bool = False  # a dataset, loader or batch (what it holds carries the graph)
+    # Made by code the analysis did not see (an unknown module's output): a tensor or a tuple of them.
+    shape_unknown: bool = False
     # A container the program reads by picking items at random (`random.sample(self.buffer, n)`): a
     # store of data it keeps on purpose (a replay buffer), not a collection to empty.
     sampled: bool = False

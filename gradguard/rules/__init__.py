@@ -121,7 +121,11 @@ def reassigned_state(conflict: Conflict) -> bool:
         return False
     # A state of several tensors kept in one dict or list whose entries the loop rebinds
     # (`state["h"] = cell(x, state["h"])`) is state too: emptying it would lose it.
-    return codemods.rebound_in(loop, {carrier.holder.text}) or bool(codemods.entries_rebound_in(loop, carrier.holder.text))
+    # So is one that a statement the graph reached it through computes anew from itself, in a method
+    # the loop calls (`out, self.states = self.model(x, self.states)`): appending never rebinds it.
+    holder = carrier.holder.text
+    return codemods.rebound_in(loop, {holder}) or bool(codemods.entries_rebound_in(loop, holder)) \
+        or any(holder in codemods.target_texts(s) and codemods.reads_name(s, holder) for s in carrier.assignments)
 
 
 class ConflictRule(Rule):
@@ -296,7 +300,7 @@ def carrier_shape(facts: FileFacts, conflict: Conflict) -> str:
         return "tuple"
     if carrier.is_container:
         return "dict" if syntactic == "dict" else "list"
-    return syntactic or "tensor"
+    return syntactic or ("state" if carrier.shape_unknown else "tensor")
 
 
 def _repeats(facts: FileFacts, edit: Edit) -> bool:

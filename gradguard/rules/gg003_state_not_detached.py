@@ -45,7 +45,7 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
     if carrier.is_container:
         if conflict.failing.statement is None:
             return [], None
-        return [codemods.insert_after(facts, conflict.failing.statement, [f"del {name}[:]"])], \
+        return [codemods.insert_after(facts, conflict.failing.statement, [f"{name}.clear()"])], \
             "Empty `{carrier}` after the backward that used it"
     if option.kind is not model.FixKind.DETACH:
         # A torch.distributions object has no .detach(): it is rebuilt from fresh parameters instead.
@@ -86,6 +86,11 @@ def _through_the_object(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit
         return [], None
     name = used[0] + holder.text[len("self"):]
     entry = next((s for s in loop.body.body if codemods.reads_name(s, used[0])), first)  # type: ignore[attr-defined]
-    line = f"{name} = {name}.detach()"
+    expression = codemods.holder_expression(name)
+    shape = carrier_shape(facts, conflict)
+    detached = codemods.detached_as(facts, expression, shape) if expression is not None else None
+    if detached is None:
+        return [], None
+    line = f"{name} = {detached}"
     lines = [f"if {name} is not None:", f"    {line}"] if carrier.maybe_none else [line]
     return [codemods.insert_before(facts, entry, lines)], None

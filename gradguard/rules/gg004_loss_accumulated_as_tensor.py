@@ -42,7 +42,8 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         return [], None
     name = carrier.holder.text
     if option.kind is model.FixKind.OTHER:
-        return [codemods.insert_after(facts, failing.statement, [f"{name} = 0"])], \
+        after = codemods.last_reading_after(facts, failing.statement, name)
+        return [codemods.insert_after(facts, after, [f"{name} = 0"])], \
             "Reset `{carrier}` after each backward"
     updates = [s for s in carrier.assignments if addend(s, name) is not None]
     if len(updates) != 1 or not isinstance(failing.node.func, cst.Attribute):
