@@ -45,6 +45,11 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
     if carrier.is_container:
         if conflict.failing.statement is None:
             return [], None
+        if codemods.entries_rebound_in(facts.module, name):
+            # Entries updated by key (`totals[name] += loss`): emptying it would break the next
+            # update and every later read of a key; what it should keep is the program's choice.
+            return [], ("Keep numbers in `{carrier}` (add `.item()` where its entries are updated) and "
+                        "backward this step's losses, not what it holds")
         return [codemods.insert_after(facts, conflict.failing.statement, [f"{name}.clear()"])], \
             "Empty `{carrier}` after the backward that used it"
     if option.kind is not model.FixKind.DETACH:
