@@ -27,7 +27,10 @@ class GanFakeNotDetached(ConflictRule):
         edits = []
         seen: set[int] = set()
         default = carrier_shape(facts, conflict)
-        for read in _discriminator_reads(conflict):
+        for found in _discriminator_reads(conflict):
+            read = _local(facts, found)
+            if read is None:
+                return FixPlan()
             if id(read.expr) not in seen:
                 seen.add(id(read.expr))
                 shape = "tuple" if read.shape == "tuple" else default
@@ -36,6 +39,16 @@ class GanFakeNotDetached(ConflictRule):
                     return FixPlan()
                 edits.append(codemods.replace_node(facts, read.expr, detached))
         return FixPlan(tuple(edits))
+
+
+def _local(facts: FileFacts, read: Read) -> Read | None:
+    """The read itself when it is in the linted file; else the argument of this file's call through
+    which the fake batch reached it (`discriminator_loss(netD, real, fake)`, whose helper in another
+    module scores it): detached there, the helper gets it detached."""
+    current: Read | None = read
+    while current is not None and not facts.is_local(current.expr):
+        current = current.outer
+    return current
 
 
 def _discriminator_reads(conflict: Conflict) -> list[Read]:

@@ -388,3 +388,47 @@ def test_a_loss_built_before_another_optimizer_s_step_is_computed_again_after_it
         assert runs[f"{name}_fixed.py"].error_type is None, runs[f"{name}_fixed.py"].stderr
         assert runs[f"{name}_hand.py"].error_type is None, runs[f"{name}_hand.py"].stderr
         assert runs[f"{name}_fixed.py"].stdout == runs[f"{name}_hand.py"].stdout
+
+
+def test_a_fake_batch_scored_by_a_loss_helper_of_another_module_is_detached_where_it_is_passed(
+        tmp_path: Path) -> None:
+    (tmp_path / "losses.py").write_text(textwrap.dedent("""\
+        import torch.nn.functional as F
+
+
+        def discriminator_loss(net_d, real, fake):
+            return F.relu(1.0 - net_d(real)).mean() + F.relu(1.0 + net_d(fake)).mean()
+
+
+        def generator_loss(net_d, fake):
+            return -net_d(fake).mean()
+        """), encoding="utf-8")
+    script = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+        from losses import discriminator_loss, generator_loss
+
+        torch.manual_seed(0)
+        net_g = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 8))
+        net_d = nn.Sequential(nn.Linear(8, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+        opt_g = torch.optim.Adam(net_g.parameters(), lr=2e-4)
+        opt_d = torch.optim.Adam(net_d.parameters(), lr=2e-4)
+        for step in range(5):
+            real = torch.randn(16, 8)
+            fake = net_g(torch.randn(16, 4))
+            d_loss = discriminator_loss(net_d, real, fake)
+            opt_d.zero_grad()
+            d_loss.backward()
+            opt_d.step()
+            g_loss = generator_loss(net_d, fake)
+            opt_g.zero_grad()
+            g_loss.backward()
+            opt_g.step()
+        """)
+    path = tmp_path / "train.py"
+    path.write_text(script, encoding="utf-8")
+    found = analyze(script, path=str(path))
+    assert [d.code for d in found] == ["GG005"]
+    fixed, _ = fix_text_round(script, choose_fixes(found, unsafe=True))
+    assert "d_loss = discriminator_loss(net_d, real, fake.detach())" in fixed
