@@ -33,6 +33,8 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
         return []
     block = facts.parent(step)
     body = list(getattr(block, "body", ()))
+    if step not in body:
+        return []  # the step is in another module's code
     if carrier.assignments:
         definition = carrier.assignments[0]
     else:
@@ -42,7 +44,7 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
         if not before:
             return []
         definition = before[-1]
-    if not _plain_assignment(definition) or block is None or facts.parent(definition) is not block:
+    if not _plain_assignment(definition) or definition not in body:
         return []
     if body.index(definition) > body.index(step):
         return []

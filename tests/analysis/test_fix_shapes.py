@@ -432,3 +432,44 @@ def test_a_fake_batch_scored_by_a_loss_helper_of_another_module_is_detached_wher
     assert [d.code for d in found] == ["GG005"]
     fixed, _ = fix_text_round(script, choose_fixes(found, unsafe=True))
     assert "d_loss = discriminator_loss(net_d, real, fake.detach())" in fixed
+
+
+def test_a_step_in_another_module_gives_no_fix_at_the_call_and_no_error(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Agent:
+            def __init__(self):
+                self.actor = nn.Sequential(nn.Linear(3, 16), nn.Tanh(), nn.Linear(16, 1))
+                self.critic = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+                self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=1e-3)
+                self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=1e-3)
+
+            def update(self, obs, act, target):
+                critic_loss = F.mse_loss(self.critic(torch.cat([obs, act], 1)), target)
+                actor_loss = -self.critic(torch.cat([obs, self.actor(obs)], 1)).mean()
+                self.critic_opt.zero_grad()
+                critic_loss.backward()
+                self.critic_opt.step()
+                self.actor_opt.zero_grad()
+                actor_loss.backward()
+                self.actor_opt.step()
+        """), encoding="utf-8")
+    script = textwrap.dedent("""\
+        import torch
+
+        from agent import Agent
+
+        agent = Agent()
+        for it in range(5):
+            obs, act = torch.randn(32, 3), torch.rand(32, 1)
+            agent.update(obs, act, -(obs ** 2).sum(1, keepdim=True))
+        """)
+    path = tmp_path / "train.py"
+    path.write_text(script, encoding="utf-8")
+    found = analyze(script, path=str(path))
+    assert [d.code for d in found] == ["GG011"]
+    assert found[0].fix is None
