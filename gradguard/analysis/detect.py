@@ -322,7 +322,9 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
     return Conflict(failing, freed_by, cause, carrier, why.stepped, loop, entry, root_defs,
                     _function_of(read) if read is not None else None, consumer_stepped,
                     only_freeing[-1] if only_freeing else None, met.retained_by,
-                    decorators if cause is Cause.MEMOIZED else (), masked=met.masked)
+                    decorators if cause is Cause.MEMOIZED else (), masked=met.masked,
+                    # Read to change the weights (SAM's ascent step) is no reading of the result.
+                    grads_read=why.grads_read and not why.stepped)
 
 
 def _best_boundary(boundary: list[Boundary]) -> Boundary | None:

@@ -13,6 +13,7 @@ from dataclasses import replace
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
+from gradguard.analysis.api.torch_tensor import GRADIENT
 from gradguard.analysis.api import (
     FORWARD,
     Computes,
@@ -1002,6 +1003,14 @@ class Evaluator(CallEvaluation, AutogradEvents):
         return result if known_objects(result) else replace(result, elems=None)
 
     @staticmethod
+    def note_grads_read(state: State) -> None:
+        """Gradients are read: every graph freed so far was freed by a backward whose result the
+        program then used."""
+        for node, why in list(state.freed.items()):
+            if not why.grads_read:
+                state.freed[node] = replace(why, grads_read=True)
+
+    @staticmethod
     def _adopt_effects(state: State, scratch: State) -> None:
         state.heap = scratch.heap
         state.hdefs = scratch.hdefs
@@ -1071,7 +1080,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 kept = state.heap.get(key)  # type: ignore[call-overload]
             if kept is not None:
                 return kept
-        if name in ("data", "grad", "shape", "dtype", "device", "requires_grad", "is_leaf", "ndim"):
+        if name == GRADIENT and state.freed:
+            self.note_grads_read(state)
+        if name in ("data", GRADIENT, "shape", "dtype", "device", "requires_grad", "is_leaf", "ndim"):
             return FRESH if name in ("data", "grad") else SCALAR
         if owner.kind in (Kind.TENSOR, Kind.UNKNOWN) and (owner.nodes or owner.grad):
             # A view or a field of a model output (`out.logits`, `x.T`): same graph.

@@ -92,6 +92,9 @@ class Conflict:
     # The failing call retains its graph: it does not fail but goes through the stale graph again
     # each iteration (`retain_graph=True` hides the bug); `freed_by` is that same call.
     masked: bool = False
+    # The program read parameters' gradients after the freeing call (in any function it ran), and
+    # changed no weights in between.
+    grads_read: bool = False
 
 
 @dataclass(frozen=True)

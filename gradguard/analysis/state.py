@@ -176,8 +176,10 @@ class State:
             mine_f = self.freed.get(node)
             if mine_f is None:
                 self.freed[node] = why
-            elif not why.stepped <= mine_f.stepped or (mine_f.weak and not why.weak):
-                self.freed[node] = replace(mine_f, stepped=mine_f.stepped | why.stepped, weak=mine_f.weak and why.weak)
+            elif not why.stepped <= mine_f.stepped or (mine_f.weak and not why.weak) \
+                    or (why.grads_read and not mine_f.grads_read):
+                self.freed[node] = replace(mine_f, stepped=mine_f.stepped | why.stepped, weak=mine_f.weak and why.weak,
+                                           grads_read=mine_f.grads_read or why.grads_read)
         for call, kept in other.retained.items():
             self.retained.setdefault(call, kept)
         self.no_grad = self.no_grad and other.no_grad
@@ -313,7 +315,8 @@ class State:
             # The summary now stands for both instances: maybe not freed if either maybe was not.
             weak = summary.weak or arriving.weak
             aged = weak and all(why.aged for why in (summary, arriving) if why.weak)
-            self.freed[last] = replace(summary, stepped=summary.stepped | arriving.stepped, weak=weak, aged=aged)
+            self.freed[last] = replace(summary, stepped=summary.stepped | arriving.stepped, weak=weak, aged=aged,
+                                       grads_read=summary.grads_read or arriving.grads_read)
         for node in range(base, last - 1):
             why = moving[node]
             if why is not None:
@@ -342,7 +345,8 @@ class State:
                 self.freed[last] = replace(why, weak=True, aged=True) if last in held and not why.weak else why
             else:
                 self.freed[last] = replace(known, stepped=known.stepped | why.stepped,
-                                           weak=known.weak or why.weak, aged=known.aged or why.aged)
+                                           weak=known.weak or why.weak, aged=known.aged or why.aged,
+                                           grads_read=known.grads_read or why.grads_read)
 
     def replace_everywhere(self, old_value: Value, new_value: Value) -> None:
         """Every holder of `old_value` (the same tensor) now holds `new_value` (in-place ops)."""

@@ -296,6 +296,9 @@ class Freed:
     # Not freed but changed: an optimizer step (`call`) updated in place the parameters this node
     # saved, so a backward through it fails with "modified by an inplace operation".
     by_step: bool = False
+    # Parameters' gradients were read since (`p.grad` copied, summed, inspected): the program wants
+    # what this backward computed before the next one (a gradient-norm probe, per-class saliency).
+    grads_read: bool = False
 
 
 class CallKind(Enum):

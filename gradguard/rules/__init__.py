@@ -199,7 +199,7 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         shape=carrier_shape(facts, conflict),
         same_call=same_call,
         stepped_between=bool(conflict.stepped),
-        grads_read_between=grads_read,
+        grads_read_between=grads_read or conflict.grads_read,
         periodic=failing.statement is not None and periodic_in_loop(facts, failing.statement),
         outside_loop=same_call or closure is not None,
         grad_feeds_loss=grad_feeds_later_code(facts, conflict),

@@ -47,7 +47,8 @@ class RepeatedBackward(ConflictRule):
 
 def _retain_earlier(facts: FileFacts, conflict: Conflict) -> list[Edit]:
     call = conflict.freed_by.node
-    if not isinstance(call, cst.Call) or conflict.freed_by.kind not in (CallKind.BACKWARD, CallKind.GRAD):
+    if not isinstance(call, cst.Call) or conflict.freed_by.kind not in (CallKind.BACKWARD, CallKind.GRAD) \
+            or not facts.is_local(call):
         return []
     return [codemods.set_keyword(facts, call, "retain_graph", "True")]
 

@@ -473,3 +473,52 @@ def test_a_step_in_another_module_gives_no_fix_at_the_call_and_no_error(tmp_path
     found = analyze(script, path=str(path))
     assert [d.code for d in found] == ["GG011"]
     assert found[0].fix is None
+
+
+GRAD_NORM_PROBE = textwrap.dedent('''\
+    """Regression with a periodic probe of the gradient norm, measured by its own backward."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    LOG_EVERY = 3
+
+
+    def global_grad_norm(parameters):
+        norms = [p.grad.detach().norm() for p in parameters if p.grad is not None]
+        return torch.norm(torch.stack(norms)).item()
+
+
+    def train(model, optimizer, batches):
+        history = []
+        for step, (x, y) in enumerate(batches):
+            loss = F.mse_loss(model(x), y)
+            if (step + 1) % LOG_EVERY == 0:
+                optimizer.zero_grad()
+                loss.backward()
+                history.append(global_grad_norm(model.parameters()))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        return history
+
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    batches = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(9)]
+    print(" ".join(f"{n:.5f}" for n in train(model, optimizer, batches)))
+    ''')
+
+
+def test_gradients_read_by_a_helper_between_two_backwards_keep_both_passes() -> None:
+    from gradguard.analysis import facts_for
+
+    facts = facts_for(GRAD_NORM_PROBE)
+    assert facts is not None and [c.grads_read for c in facts.conflicts] == [True]
+    fixed = _fixed(GRAD_NORM_PROBE)
+    assert fixed.count("loss.backward(retain_graph=True)") == 1
+    hand = GRAD_NORM_PROBE.replace("            loss.backward()\n", "            loss.backward(retain_graph=True)\n", 1)
+    runs = run_source_many({"probe_fixed.py": fixed, "probe_hand.py": hand})
+    assert runs["probe_fixed.py"].error_type is None, runs["probe_fixed.py"].stderr
+    assert runs["probe_fixed.py"].stdout == runs["probe_hand.py"].stdout

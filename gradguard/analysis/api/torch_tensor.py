@@ -21,6 +21,8 @@ BACKWARD = "backward"
 DETACH = "detach"
 NUMBER = "item"
 CPU = "cpu"
+# The attribute a backward accumulates a leaf's gradient into (`p.grad`).
+GRADIENT = "grad"
 # The keywords of `backward` that keep the graph: `retain_variables` is its name before PyTorch 0.4
 # (tutorials of that time still use it).
 RETAIN_KEYWORDS = ("retain_graph", "retain_variables")
