@@ -229,6 +229,24 @@ def used_between(facts: FileFacts, first: cst.CSTNode, last: cst.CSTNode, name: 
     return any(reads_name(s, name) for s in body[start + 1 : end])
 
 
+def mentioned_outside(node: cst.CSTNode, inner: cst.CSTNode, name: str) -> bool:
+    """Whether `node` mentions `name` anywhere but inside `inner` (a loop nested in it)."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def on_visit(self, current: cst.CSTNode) -> bool:
+            nonlocal found
+            if current is inner or found:
+                return False
+            if isinstance(current, (cst.Name, cst.Attribute)) and _dotted(current) == name:
+                found = True
+                return False
+            return True
+
+    node.visit(Finder())
+    return found
+
+
 def read_in_rows(facts: FileFacts, names: list[str], start: int, end: int,
                  reports: Callable[[cst.Call], bool]) -> bool:
     """Whether code on rows `start+1 .. end` reads one of `names`, other than in a statement that

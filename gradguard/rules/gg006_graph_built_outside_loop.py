@@ -67,6 +67,9 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
             return [codemods.remove_statement(facts, definition, comments=True),
                     codemods.insert_before(facts, first, lines)], None
     if isinstance(loop, (cst.For, cst.While)):
+        nested = _into_inner_loop(facts, conflict, loop, definition, carrier.holder.text)
+        if nested is not None:
+            return nested
         moved = _into_loop_of_another_function(facts, conflict, loop, definition)
         if moved is not None:
             return moved
@@ -80,6 +83,34 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
         return [], _BY_HAND
     lines = codemods.statement_text(facts, statement)
     return [codemods.insert_before(facts, _first_read(facts, conflict), lines)], None
+
+
+def _into_inner_loop(facts: FileFacts, conflict: Conflict, loop: cst.For | cst.While, definition: cst.CSTNode,
+                     name: str) -> tuple[list[Edit], str | None] | None:
+    """The value computed before an outer loop (`for epoch ...`) and used only in the inner loop that
+    carries it (`for batch ...`): moved to the start of the inner loop, so that it is computed once
+    per iteration there and no more than that (a forward with dropout draws its masks as often as
+    the hand fix does). None when it is used anywhere else, or what it reads changes in the loops."""
+    outer: cst.CSTNode | None = loop
+    while outer is not None and facts.parent(outer) is not facts.parent(definition):
+        outer = facts.parent(outer)
+    if outer is None or outer is loop or not isinstance(outer, (cst.For, cst.While)):
+        return None
+    block = list(getattr(facts.parent(definition), "body", ()))
+    if codemods.used_between(facts, definition, outer, name) \
+            or any(codemods.reads_name(s, name) for s in block[block.index(outer) + 1:]) \
+            or codemods.mentioned_outside(outer, loop, name) \
+            or codemods.rebound_in(outer, codemods.read_names(definition) | {name}):
+        return None
+    entry = conflict.entry_statement
+    # Before its first read there (after a forward that recomputes what it reads, such as a legacy
+    # weight_norm's `weight`), else at the start of the loop.
+    first = _first_read(facts, conflict) if entry is not None and codemods.inside(facts, entry, loop) \
+        else codemods.first_statement(loop.body)
+    if first is None:
+        return None
+    lines = codemods.statement_text(facts, definition, comments=True)
+    return [codemods.remove_statement(facts, definition, comments=True), codemods.insert_before(facts, first, lines)], None
 
 
 def _unmask(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) -> tuple[list[Edit], str | None]:

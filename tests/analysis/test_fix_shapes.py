@@ -522,3 +522,54 @@ def test_gradients_read_by_a_helper_between_two_backwards_keep_both_passes() -> 
     runs = run_source_many({"probe_fixed.py": fixed, "probe_hand.py": hand})
     assert runs["probe_fixed.py"].error_type is None, runs["probe_fixed.py"].stderr
     assert runs["probe_fixed.py"].stdout == runs["probe_hand.py"].stdout
+
+
+NODE_EMBEDDINGS = textwrap.dedent('''\
+    """Node classification: embeddings from a graph layer with dropout, a classifier per batch of nodes."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class GCN(nn.Module):
+        def __init__(self, n_in, n_hidden, n_classes):
+            super().__init__()
+            self.lin = nn.Linear(n_in, n_hidden)
+            self.drop = nn.Dropout(0.3)
+            self.out = nn.Linear(n_hidden, n_classes)
+
+        def embed(self, x, adj):
+            return self.drop(torch.relu(adj @ self.lin(x)))
+
+        def classify(self, h):
+            return self.out(h)
+
+
+    def train(model, x, adj, labels, optimizer, epochs=2, batch_size=8):
+        h = model.embed(x, adj)
+        for epoch in range(epochs):
+            for batch in torch.arange(labels.size(0)).split(batch_size):
+                loss = F.cross_entropy(model.classify(h[batch]), labels[batch])
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        return loss.item()
+
+
+    torch.manual_seed(0)
+    x, adj = torch.randn(32, 6), (torch.rand(32, 32) > 0.8).float() + torch.eye(32)
+    labels = torch.randint(0, 3, (32,))
+    model = GCN(6, 16, 3)
+    print(f"{train(model, x, adj, labels, torch.optim.SGD(model.parameters(), lr=0.1)):.5f}")
+    ''')
+
+
+def test_a_value_computed_before_the_epoch_loop_moves_into_the_batch_loop_that_uses_it() -> None:
+    fixed = _fixed(NODE_EMBEDDINGS)
+    assert fixed.count("h = model.embed(x, adj)") == 1
+    assert fixed.index("for batch in") < fixed.index("h = model.embed(x, adj)")
+    hand = NODE_EMBEDDINGS.replace("    h = model.embed(x, adj)\n", "").replace(
+        "            loss = F.cross_entropy(", "            h = model.embed(x, adj)\n            loss = F.cross_entropy(")
+    runs = run_source_many({"gcn_fixed.py": fixed, "gcn_hand.py": hand})
+    assert runs["gcn_fixed.py"].error_type is None, runs["gcn_fixed.py"].stderr
+    assert runs["gcn_fixed.py"].stdout == runs["gcn_hand.py"].stdout
