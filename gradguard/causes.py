@@ -61,6 +61,9 @@ class Evidence:
     stepped_between: bool = False  # an optimizer stepped between the two calls
     grads_read_between: bool = False  # `.grad` read, copied or clipped between the two calls
     periodic: bool = False  # the failing backward runs under an `if` of its loop that changes per iteration
+    # The accumulator is added to in a loop nested in the failing backward's (a sum over time steps
+    # or micro-batches, backward-ed once per outer iteration): a per-iteration total.
+    summed_in_inner_loop: bool = False
     outside_loop: bool = False  # the failing root was computed outside the loop or closure calling it
     grad_feeds_loss: bool = False  # what torch.autograd.grad returned is part of the later loss
     intended_second_pass: bool = False  # the program means to backward the same graph twice
@@ -123,7 +126,7 @@ CAUSES: dict[Cause, CauseInfo] = {info.cause: info for info in (
         "and each backward goes through all earlier iterations again."),
     CauseInfo(
         Cause.ACCUMULATED, "GG004",
-        (Option(FixKind.OTHER, lambda e: e.periodic,
+        (Option(FixKind.OTHER, lambda e: e.periodic or e.summed_in_inner_loop,
                 "reset the accumulator right after the backward that consumes it"),
          Option(FixKind.ITEM, _always, "backward each step's loss and accumulate a Python number")),
         "`{carrier}` accumulates the loss tensors across steps, so backpropagating through it reaches every "

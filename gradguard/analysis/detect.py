@@ -4,10 +4,12 @@ why it was stale (the cause), and which retains and stored graphs are needless."
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 
 import libcst as cst
 
+from gradguard import codemods
 from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.autograd import Boundary, Met
@@ -227,7 +229,24 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
     loop: cst.CSTNode | None = None
     entry: cst.CSTNode | None = None
     boundary = [] if same_root else list(met.boundary)
-    chosen = _best_boundary(boundary)
+    innermost = failing.loops[-1] if failing.loops else None
+
+    def reinitialised(read: Read) -> bool:
+        # Set afresh at the top of each iteration of the loop around the failing call, before the
+        # statement that reads it (`decoder_hidden = encoder_hidden` before the decoding loop):
+        # whatever it carries, it does not carry across iterations.
+        body = getattr(getattr(innermost, "body", None), "body", ())
+        if read.statement is None or not body:
+            return False
+        for statement in body:
+            if _within(program, facts, read.statement, statement):
+                return False
+            if read.holder.text in codemods.target_texts(statement) \
+                    and not _self_update(statement, read.holder.text)[0]:
+                return True
+        return False
+
+    chosen = _best_boundary(boundary, reinitialised)
     read = outermost(chosen.read) if chosen is not None else None
     if why.by_step and chosen is not None and chosen.via is not None \
             and outermost(chosen.via).function is not read.function:
@@ -327,16 +346,21 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                     grads_read=why.grads_read and not why.stepped)
 
 
-def _best_boundary(boundary: list[Boundary]) -> Boundary | None:
+def _best_boundary(boundary: list[Boundary],
+                   reinitialised: Callable[[Read], bool] | None = None) -> Boundary | None:
     """The carrier to name: a state variable or a container kept across iterations if one of the
-    stale values came through one, else the first stale value met walking back from the root."""
+    stale values came through one (one the loop does not set afresh each iteration first), else the
+    first stale value met walking back from the root."""
     if not boundary:
         return None
+    fallback: Boundary | None = None
     for found in boundary:
         read = outermost(found.read)
         if read.shape == "container" or any(_self_update(d, read.holder.text)[0] for d in read.defs):
-            return found
-    return boundary[0]
+            if reinitialised is None or not reinitialised(read):
+                return found
+            fallback = fallback or found
+    return fallback or boundary[0]
 
 
 def _produced_by_another_model(program: Program, read: Read | None, first_reads: tuple[Read, ...]) -> bool:

@@ -201,6 +201,7 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         stepped_between=bool(conflict.stepped),
         grads_read_between=grads_read or conflict.grads_read,
         periodic=failing.statement is not None and periodic_in_loop(facts, failing.statement),
+        summed_in_inner_loop=summed_in_inner_loop(facts, conflict),
         outside_loop=same_call or closure is not None,
         grad_feeds_loss=grad_feeds_later_code(facts, conflict),
         sampled=conflict.carrier is not None and conflict.carrier.sampled,
@@ -208,6 +209,28 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         and codemods.enclosing_function(facts, freed.statement) is codemods.enclosing_function(facts, failing.statement)
         and model.guarded_apart(branches_around(facts, freed.statement), branches_around(facts, failing.statement)),
     )
+
+
+def summed_in_inner_loop(facts: FileFacts, conflict: Conflict) -> bool:
+    """Whether the carrier is added to inside a loop nested in the loop around the failing call, one
+    that does not contain that call (`for t in range(T): loss += ...` then `loss.backward()`)."""
+    carrier, failing = conflict.carrier, conflict.failing.statement
+    if carrier is None or failing is None or not facts.is_local(failing):
+        return False
+    around = facts.parent(failing)
+    while around is not None and not isinstance(around, (cst.For, cst.While, cst.FunctionDef)):
+        around = facts.parent(around)
+    if not isinstance(around, (cst.For, cst.While)):
+        return False
+    for statement in carrier.assignments:
+        if not facts.is_local(statement):
+            continue
+        current = facts.parent(statement)
+        while current is not None and current is not around and not isinstance(current, cst.FunctionDef):
+            if isinstance(current, (cst.For, cst.While)) and not codemods.inside(facts, failing, current):
+                return codemods.inside(facts, current, around)
+            current = facts.parent(current)
+    return False
 
 
 def branches_around(facts: FileFacts, statement: cst.CSTNode) -> list[str]:

@@ -573,3 +573,44 @@ def test_a_value_computed_before_the_epoch_loop_moves_into_the_batch_loop_that_u
     runs = run_source_many({"gcn_fixed.py": fixed, "gcn_hand.py": hand})
     assert runs["gcn_fixed.py"].error_type is None, runs["gcn_fixed.py"].stderr
     assert runs["gcn_fixed.py"].stdout == runs["gcn_hand.py"].stdout
+
+
+SEQ2SEQ_TOTAL = textwrap.dedent('''\
+    """A GRU decoder trained with teacher forcing; the loss of a sequence is summed over its steps."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    VOCAB, HIDDEN = 12, 16
+    embed = nn.Embedding(VOCAB, HIDDEN)
+    cell = nn.GRUCell(HIDDEN, HIDDEN)
+    out = nn.Linear(HIDDEN, VOCAB)
+    params = [*embed.parameters(), *cell.parameters(), *out.parameters()]
+    optimizer = torch.optim.SGD(params, lr=0.1)
+    sequences = [torch.randint(0, VOCAB, (6,)) for _ in range(8)]
+
+    total = 0.0
+    loss = 0
+    for seq in sequences:
+        optimizer.zero_grad()
+        hidden = torch.zeros(1, HIDDEN)
+        for t in range(seq.size(0) - 1):
+            hidden = cell(embed(seq[t:t + 1]), hidden)
+            loss += F.cross_entropy(out(hidden), seq[t + 1:t + 2])
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+    print(f"{total:.5f}")
+    ''')
+
+
+def test_a_sequence_loss_summed_over_steps_and_never_reset_is_the_carrier_and_is_reset() -> None:
+    # `hidden` is set afresh before each sequence: it carries nothing across; the sum is the carrier.
+    found = analyze(SEQ2SEQ_TOTAL)
+    assert [(d.code, "`loss`" in d.message) for d in found] == [("GG004", True)]
+    fixed = _fixed(SEQ2SEQ_TOTAL)
+    hand = SEQ2SEQ_TOTAL.replace("    optimizer.zero_grad()\n", "    optimizer.zero_grad()\n    loss = 0\n")
+    runs = run_source_many({"seq_fixed.py": fixed, "seq_hand.py": hand})
+    assert runs["seq_fixed.py"].error_type is None, runs["seq_fixed.py"].stderr
+    assert runs["seq_fixed.py"].stdout == runs["seq_hand.py"].stdout
