@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.analysis.state import class_of_owner
 from gradguard.model import Edit
-from gradguard.rules import ConflictRule, FixPlan, carrier_shape, reassigned_state
+from gradguard.rules import ConflictRule, FixPlan, carrier_shape, periodic_in_loop, reassigned_state
 
 
 class StateNotDetached(ConflictRule):
@@ -71,7 +73,29 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         return [], None
     line = f"{name} = {detached}"
     lines = [f"if {name} is not None:", f"    {line}"] if carrier.maybe_none else [line]
+    failing = conflict.failing.statement
+    loop = conflict.loop
+    if failing is not None and loop is not None and facts.is_local(failing) and facts.is_local(loop) \
+            and codemods.inside(facts, failing, loop) and periodic_in_loop(facts, failing) \
+            and not _guarded_by_a_call(facts, failing):
+        # The backward runs every few iterations (`if (i + 1) % k == 0:`), through all the steps
+        # since the last one: the state is cut where that graph ends, after the update, not in every
+        # iteration (which would backpropagate through one step only).
+        block = list(getattr(facts.parent(failing), "body", ()))
+        if block:
+            return [codemods.insert_after(facts, block[-1], [line])], None
     return [codemods.insert_before(facts, codemods.first_reading(facts, conflict.entry_statement, name), lines)], None
+
+
+def _guarded_by_a_call(facts: FileFacts, statement: object) -> bool:
+    """Whether a test that calls something (`if should_update():`, whose truth the syntax does not
+    tie to a count of iterations) guards the statement within its loop."""
+    current = facts.parent(statement)  # type: ignore[arg-type]
+    while current is not None and not isinstance(current, (cst.For, cst.While, cst.FunctionDef)):
+        if isinstance(current, cst.If) and codemods.calls_in(current.test):
+            return True
+        current = facts.parent(current)
+    return False
 
 
 def _through_the_object(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:

@@ -614,3 +614,40 @@ def test_a_sequence_loss_summed_over_steps_and_never_reset_is_the_carrier_and_is
     runs = run_source_many({"seq_fixed.py": fixed, "seq_hand.py": hand})
     assert runs["seq_fixed.py"].error_type is None, runs["seq_fixed.py"].stderr
     assert runs["seq_fixed.py"].stdout == runs["seq_hand.py"].stdout
+
+
+CHUNKED_ACCUMULATION = textwrap.dedent('''\
+    """A GRU over a long signal in chunks, its loss accumulated over K chunks per update."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    K = 3
+    gru = nn.GRU(4, 8, batch_first=True)
+    head = nn.Linear(8, 4)
+    opt = torch.optim.Adam([*gru.parameters(), *head.parameters()], lr=1e-2)
+    signal = torch.randn(2, 60, 4).cumsum(1) * 0.1
+
+    h = None
+    loss = 0.0
+    for i, x in enumerate(signal.split(5, dim=1)):
+        out, h = gru(x[:, :-1], h)
+        loss = loss + F.mse_loss(head(out), x[:, 1:])
+        if (i + 1) % K == 0:
+            opt.zero_grad()
+            (loss / K).backward()
+            opt.step()
+            last = loss.item() / K
+            loss = 0.0
+    print(f"{last:.5f}")
+    ''')
+
+
+def test_a_state_of_a_periodic_backward_is_detached_where_its_graph_ends() -> None:
+    # Detached in every iteration, the backward would go through one chunk instead of K.
+    fixed = _fixed(CHUNKED_ACCUMULATION)
+    hand = CHUNKED_ACCUMULATION.replace("        loss = 0.0\n", "        loss = 0.0\n        h = h.detach()\n")
+    runs = run_source_many({"chunks_fixed.py": fixed, "chunks_hand.py": hand})
+    assert runs["chunks_fixed.py"].error_type is None, runs["chunks_fixed.py"].stderr
+    assert runs["chunks_fixed.py"].stdout == runs["chunks_hand.py"].stdout
