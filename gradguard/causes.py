@@ -332,7 +332,8 @@ def detach_code(code: str, shape: str, items: str = "tensor") -> str | None:
     if shape == "state":
         # Made by code nobody read: a tensor (a GRU's h) or a tuple or list of them (an LSTM's (h, c)).
         element = name("h", "t", "s")
-        return f"({code}.detach() if hasattr({code}, 'detach') else type({code})({element}.detach() for {element} in {code}))"
+        each = f"type({code})({element}.detach() for {element} in {code})"
+        return f"({code}.detach() if hasattr({code}, 'detach') else {each})"
     if shape == "distribution":
         return None
     return f"{code}.detach()"

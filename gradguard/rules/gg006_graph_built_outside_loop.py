@@ -85,8 +85,8 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
     return [codemods.insert_before(facts, _first_read(facts, conflict), lines)], None
 
 
-def _into_inner_loop(facts: FileFacts, conflict: Conflict, loop: cst.For | cst.While, definition: cst.CSTNode,
-                     name: str) -> tuple[list[Edit], str | None] | None:
+def _into_inner_loop(facts: FileFacts, conflict: Conflict, loop: cst.For | cst.While,
+                     definition: cst.CSTNode, name: str) -> tuple[list[Edit], str | None] | None:
     """The value computed before an outer loop (`for epoch ...`) and used only in the inner loop that
     carries it (`for batch ...`): moved to the start of the inner loop, so that it is computed once
     per iteration there and no more than that (a forward with dropout draws its masks as often as
@@ -110,7 +110,8 @@ def _into_inner_loop(facts: FileFacts, conflict: Conflict, loop: cst.For | cst.W
     if first is None:
         return None
     lines = codemods.statement_text(facts, definition, comments=True)
-    return [codemods.remove_statement(facts, definition, comments=True), codemods.insert_before(facts, first, lines)], None
+    return [codemods.remove_statement(facts, definition, comments=True),
+            codemods.insert_before(facts, first, lines)], None
 
 
 def _unmask(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) -> tuple[list[Edit], str | None]:

@@ -62,9 +62,10 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
         # program would have written it) instead of running twice.
         edits = [codemods.remove_statement(facts, s) for s in chain] + edits
     retained = conflict.retained_by
+    outside = needed - assigned
     if retained is not None and isinstance(retained.node, cst.Call) and facts.is_local(retained.node) \
             and any(a.keyword is not None and a.keyword.value == "retain_graph" for a in retained.node.args) \
-            and not _reads_retained(body, retained.statement, needed - {s for c in chain for s in codemods.assigned_names(c)}):
+            and not _reads_retained(body, retained.statement, outside):
         edits.append(codemods.drop_keyword(facts, retained.node, "retain_graph"))
     return edits
 

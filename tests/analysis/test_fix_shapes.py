@@ -295,7 +295,8 @@ def test_a_state_made_by_an_unseen_module_is_detached_whatever_it_holds() -> Non
     start, end = LSTM_LM.index("class LanguageModel"), LSTM_LM.index("def train(")
     script = LSTM_LM[:start] + LSTM_LM[end:]
     script = script.replace("        model = LanguageModel(NTOKENS)\n", "        model = build_model(NTOKENS)\n")
-    script = script.replace("import torch.nn.functional as F\n", "import torch.nn.functional as F\nfrom zoo import build_model\n")
+    script = script.replace("import torch.nn.functional as F\n",
+                            "import torch.nn.functional as F\nfrom zoo import build_model\n")
     # Only `train(model, ...)` with an unknown model says what `hidden` is: maybe a tensor, maybe a tuple.
     assert "hidden = (hidden.detach() if hasattr(hidden, 'detach') else" in _fixed(script)
     code = detach_code("hidden", "state")
@@ -377,7 +378,8 @@ def test_a_loss_built_before_another_optimizer_s_step_is_computed_again_after_it
     assert actor_critic.index("critic_opt.step()") < actor_critic.index("actor_loss = -critic(")
     hand = {
         "gan_hand.py": GAN_SHARED_FORWARD.replace(
-            "    opt_d.step()\n", "    opt_d.step()\n    p_fake = D(fake)\n    g_loss = torch.mean(torch.log(1.0 - p_fake))\n"),
+            "    opt_d.step()\n",
+            "    opt_d.step()\n    p_fake = D(fake)\n    g_loss = torch.mean(torch.log(1.0 - p_fake))\n"),
         "ac_hand.py": ACTOR_CRITIC.replace(
             "    actor_loss = -critic(torch.cat([obs, actor(obs)], 1)).mean()\n", "").replace(
             "    critic_opt.step()\n",
@@ -569,7 +571,8 @@ def test_a_value_computed_before_the_epoch_loop_moves_into_the_batch_loop_that_u
     assert fixed.count("h = model.embed(x, adj)") == 1
     assert fixed.index("for batch in") < fixed.index("h = model.embed(x, adj)")
     hand = NODE_EMBEDDINGS.replace("    h = model.embed(x, adj)\n", "").replace(
-        "            loss = F.cross_entropy(", "            h = model.embed(x, adj)\n            loss = F.cross_entropy(")
+        "            loss = F.cross_entropy(",
+        "            h = model.embed(x, adj)\n            loss = F.cross_entropy(")
     runs = run_source_many({"gcn_fixed.py": fixed, "gcn_hand.py": hand})
     assert runs["gcn_fixed.py"].error_type is None, runs["gcn_fixed.py"].stderr
     assert runs["gcn_fixed.py"].stdout == runs["gcn_hand.py"].stdout
