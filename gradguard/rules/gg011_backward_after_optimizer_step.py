@@ -6,6 +6,7 @@ import libcst as cst
 
 from gradguard import causes as model
 from gradguard import codemods
+from gradguard.analysis import api
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit
 from gradguard.rules import ConflictRule, FixPlan
@@ -49,13 +50,17 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
     if body.index(definition) > body.index(step):
         return []
     between = body[body.index(definition) + 1: body.index(step) + 1]
-    chain = [definition, *_leading_to(between, carrier.holder.text, conflict.failing.root_text)]
+    chain = [*_stepped_inputs(body[:body.index(definition)], definition, conflict.stepped), definition,
+             *_leading_to(between, carrier.holder.text, conflict.failing.root_text)]
+    between = body[body.index(chain[0]) + 1: body.index(step) + 1]
+    # After the last update before the failing backward (SAC's two Q-function steps).
+    anchor = _last_update(body, step, conflict.failing.statement)
     # Everything the recomputed statements read must still mean the same after the step.
     needed = set().union(*(codemods.names_read(s) - codemods.assigned_names(s) for s in chain))
     if any(codemods.assigned_names(s) & needed for s in between if s not in chain):
         return []
     lines = [line for s in chain for line in codemods.statement_text(facts, s)]
-    edits = [codemods.insert_after(facts, step, lines)]
+    edits = [codemods.insert_after(facts, anchor, lines)]
     assigned = set().union(*(codemods.assigned_names(s) for s in chain))
     if not any(codemods.names_read(s) & assigned for s in between if s not in chain):
         # Nothing before the step uses them: the computation moves (its forward runs once, as the
@@ -68,6 +73,39 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
             and not _reads_retained(body, retained.statement, outside):
         edits.append(codemods.drop_keyword(facts, retained.node, "retain_graph"))
     return edits
+
+
+def _stepped_inputs(before: list[cst.CSTNode], definition: cst.CSTNode, stepped: frozenset[str]) -> list[cst.CSTNode]:
+    """The plain assignments before the definition that it is computed from (directly or not) and
+    that call a module the step updated (`q_new = torch.min(self.qf1(obs, a), self.qf2(obs, a))`
+    for a policy loss): computed again with it. What no stepped module made (the policy's own
+    sample) is kept."""
+    feeding = codemods.names_read(definition)
+    inputs: list[cst.CSTNode] = []
+    for statement in reversed(before):
+        if _plain_assignment(statement) and codemods.assigned_names(statement) & feeding:
+            feeding |= codemods.names_read(statement)
+            inputs.insert(0, statement)
+    stale: set[str] = set()
+    kept = []
+    for statement in inputs:
+        if codemods.names_read(statement) & (stepped | stale):
+            stale |= codemods.assigned_names(statement)
+            kept.append(statement)
+    return kept
+
+
+def _last_update(body: list[cst.CSTNode], step: cst.CSTNode, failing: cst.CSTNode | None) -> cst.CSTNode:
+    """The last optimizer update of the block from `step` on, before the failing backward."""
+    end = body.index(failing) if failing in body else len(body)
+    updates = api.weight_updates()
+    last = step
+    for statement in body[body.index(step):end]:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+        call = small.value if isinstance(small, cst.Expr) else None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in updates:
+            last = statement
+    return last
 
 
 def _plain_assignment(statement: cst.CSTNode) -> bool:

@@ -654,3 +654,67 @@ def test_a_state_of_a_periodic_backward_is_detached_where_its_graph_ends() -> No
     runs = run_source_many({"chunks_fixed.py": fixed, "chunks_hand.py": hand})
     assert runs["chunks_fixed.py"].error_type is None, runs["chunks_fixed.py"].stderr
     assert runs["chunks_fixed.py"].stdout == runs["chunks_hand.py"].stdout
+
+
+TWIN_CRITICS = textwrap.dedent('''\
+    """A soft actor-critic update: two Q-functions stepped, then the policy, whose loss was built first."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Policy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(3, 2)
+
+        def forward(self, obs):
+            mean, log_std = self.net(obs).chunk(2, dim=-1)
+            action = mean + log_std.clamp(-2, 1).exp() * torch.randn_like(mean)
+            return torch.tanh(action), -log_std.sum(-1, keepdim=True)
+
+
+    class Agent:
+        def __init__(self):
+            self.policy = Policy()
+            self.q1 = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+            self.q2 = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+            self.pi_opt = torch.optim.Adam(self.policy.parameters(), lr=1e-3)
+            self.q1_opt = torch.optim.Adam(self.q1.parameters(), lr=1e-3)
+            self.q2_opt = torch.optim.Adam(self.q2.parameters(), lr=1e-3)
+
+        def update(self, obs, act, reward):
+            new_act, log_pi = self.policy(obs)
+            q_new = torch.min(self.q1(torch.cat([obs, new_act], 1)), self.q2(torch.cat([obs, new_act], 1)))
+            policy_loss = (0.2 * log_pi - q_new).mean()
+            q1_loss = F.mse_loss(self.q1(torch.cat([obs, act], 1)), reward)
+            q2_loss = F.mse_loss(self.q2(torch.cat([obs, act], 1)), reward)
+            self.q1_opt.zero_grad()
+            q1_loss.backward()
+            self.q1_opt.step()
+            self.q2_opt.zero_grad()
+            q2_loss.backward()
+            self.q2_opt.step()
+            self.pi_opt.zero_grad()
+            policy_loss.backward()
+            self.pi_opt.step()
+            return policy_loss.item()
+
+
+    torch.manual_seed(0)
+    agent = Agent()
+    for _ in range(5):
+        last = agent.update(torch.randn(16, 3), torch.rand(16, 1), torch.randn(16, 1))
+    print(f"{last:.5f}")
+    ''')
+
+
+def test_what_a_loss_reads_from_stepped_modules_is_computed_again_after_the_last_step() -> None:
+    fixed = _fixed(TWIN_CRITICS)
+    lines = ("        q_new = torch.min(self.q1(torch.cat([obs, new_act], 1)), self.q2(torch.cat([obs, new_act], 1)))\n"
+             "        policy_loss = (0.2 * log_pi - q_new).mean()\n")
+    hand = TWIN_CRITICS.replace(lines, "").replace("        self.q2_opt.step()\n",
+                                                   "        self.q2_opt.step()\n" + lines)
+    assert fixed == hand
+    runs = run_source_many({"sac_fixed.py": fixed})
+    assert runs["sac_fixed.py"].error_type is None, runs["sac_fixed.py"].stderr
