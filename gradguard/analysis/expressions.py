@@ -1002,6 +1002,22 @@ class Evaluator(CallEvaluation, AutogradEvents):
         result = replace(self.container_of(Kind.LIST, kept), elems=tuple(kept))
         return result if known_objects(result) else replace(result, elems=None)
 
+    def only_shown(self, expr: cst.BaseExpression, state: State, frame: Frame) -> bool:
+        """Whether the statement only shows the value (a notebook's bare `w.grad`, `print(p.grad)`):
+        looking at gradients is not using them."""
+        statement = self.statement(frame)
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+            else None
+        if not isinstance(small, cst.Expr):
+            return False
+        if small.value is expr:
+            return True
+        if isinstance(small.value, cst.Call):
+            name = self.qualified(small.value.func, state, frame)
+            fact = lookup(name) if name is not None else None
+            return fact is not None and fact.receiver is None and fact.returns is Returns.NONE and fact.stores is None
+        return False
+
     @staticmethod
     def note_grads_read(state: State) -> None:
         """Gradients are read: every graph freed so far was freed by a backward whose result the
@@ -1080,7 +1096,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 kept = state.heap.get(key)  # type: ignore[call-overload]
             if kept is not None:
                 return kept
-        if name == GRADIENT and state.freed:
+        if name == GRADIENT and state.freed and not self.only_shown(expr, state, frame):
             self.note_grads_read(state)
         if name in ("data", GRADIENT, "shape", "dtype", "device", "requires_grad", "is_leaf", "ndim"):
             return FRESH if name in ("data", "grad") else SCALAR

@@ -718,3 +718,13 @@ def test_what_a_loss_reads_from_stepped_modules_is_computed_again_after_the_last
     assert fixed == hand
     runs = run_source_many({"sac_fixed.py": fixed})
     assert runs["sac_fixed.py"].error_type is None, runs["sac_fixed.py"].stderr
+
+
+def test_gradients_only_shown_between_two_backwards_are_not_a_second_pass_wanted() -> None:
+    from gradguard.analysis import facts_for
+
+    shown = GRAD_NORM_PROBE.replace("            history.append(global_grad_norm(model.parameters()))\n",
+                                    "            print(model[0].weight.grad)\n")
+    assert shown != GRAD_NORM_PROBE
+    facts = facts_for(shown)
+    assert facts is not None and [c.grads_read for c in facts.conflicts] == [False]
