@@ -24,10 +24,10 @@ class BackwardAfterOptimizerStep(ConflictRule):
 
 
 def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
-    """Compute the carrier again after the step (a new graph through the updated parameters), with
-    the statements between that lead from it to the failing backward's root (`G_loss` built from
-    `prob_fake`), and no longer retain the old graph for it, unless what is recomputed still reads
-    a value of the retained graph (the generator's output a GAN's discriminator loss went through)."""
+    """Compute the carrier again after the last update (a new graph through the updated parameters),
+    with everything else the failing loss is made of that the step made stale (`_stale_chain`), and no
+    longer retain the old graph for it, unless what is recomputed still reads a value of the retained
+    graph (the generator's output a GAN's discriminator loss went through)."""
     step = conflict.freed_by.statement
     carrier = conflict.carrier
     if step is None or carrier is None or carrier.holder.kind != "variable" or len(carrier.assignments) > 1:
@@ -49,9 +49,10 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
         return []
     if body.index(definition) > body.index(step):
         return []
-    between = body[body.index(definition) + 1: body.index(step) + 1]
-    chain = [*_stepped_inputs(body[:body.index(definition)], definition, conflict.stepped), definition,
-             *_leading_to(between, carrier.holder.text, conflict.failing.root_text)]
+    chain = _stale_chain(body[:body.index(step)], conflict.failing.statement, body,
+                         conflict.failing.root_text, {carrier.holder.text} | conflict.stepped)
+    if definition not in chain:
+        return []
     between = body[body.index(chain[0]) + 1: body.index(step) + 1]
     # After the last update before the failing backward (SAC's two Q-function steps).
     anchor = _last_update(body, step, conflict.failing.statement)
@@ -75,24 +76,28 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
     return edits
 
 
-def _stepped_inputs(before: list[cst.CSTNode], definition: cst.CSTNode, stepped: frozenset[str]) -> list[cst.CSTNode]:
-    """The plain assignments before the definition that it is computed from (directly or not) and
-    that call a module the step updated (`q_new = torch.min(self.qf1(obs, a), self.qf2(obs, a))`
-    for a policy loss): computed again with it. What no stepped module made (the policy's own
-    sample) is kept."""
-    feeding = codemods.names_read(definition)
-    inputs: list[cst.CSTNode] = []
-    for statement in reversed(before):
-        if _plain_assignment(statement) and codemods.assigned_names(statement) & feeding:
-            feeding |= codemods.names_read(statement)
-            inputs.insert(0, statement)
-    stale: set[str] = set()
-    kept = []
-    for statement in inputs:
-        if codemods.names_read(statement) & (stepped | stale):
+def _stale_chain(before: list[cst.CSTNode], failing: cst.CSTNode | None, body: list[cst.CSTNode],
+                 root: str | None, stale: set[str]) -> list[cst.CSTNode]:
+    """The plain assignments before the step that the failing loss is made of (directly or not,
+    through statements up to the failing backward) and that read what the step made stale: the
+    carrier, a module the step updated, or a value computed from them (a GAN's `d_real`, `d_fake`
+    and their partition function for the generator loss; SAC's `q_new`, not the policy's own sample).
+    In program order."""
+    if not root:
+        return []
+    end = body.index(failing) if failing in body else len(body)
+    wanted = {root}
+    for statement in reversed(body[:end]):
+        if _plain_assignment(statement) and codemods.assigned_names(statement) & wanted:
+            wanted |= codemods.names_read(statement)
+    stale = set(stale)
+    chain = []
+    for statement in before:
+        if _plain_assignment(statement) and codemods.assigned_names(statement) & wanted \
+                and codemods.names_read(statement) & stale:
             stale |= codemods.assigned_names(statement)
-            kept.append(statement)
-    return kept
+            chain.append(statement)
+    return chain
 
 
 def _last_update(body: list[cst.CSTNode], step: cst.CSTNode, failing: cst.CSTNode | None) -> cst.CSTNode:
@@ -111,25 +116,6 @@ def _last_update(body: list[cst.CSTNode], step: cst.CSTNode, failing: cst.CSTNod
 def _plain_assignment(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
         and isinstance(statement.body[0], cst.Assign)
-
-
-def _leading_to(between: list[cst.CSTNode], carrier: str, root: str | None) -> list[cst.CSTNode]:
-    """The plain assignments among `between` that compute, from the carrier, what the failing root
-    is made of (not a sibling loss of the same outputs that the step's own backward used)."""
-    if not root:
-        return []
-    wanted = {root}
-    for statement in reversed(between):
-        if _plain_assignment(statement) and codemods.assigned_names(statement) & wanted:
-            wanted |= codemods.names_read(statement)
-    computed = {carrier}
-    chain = []
-    for statement in between:
-        if _plain_assignment(statement) and codemods.assigned_names(statement) & wanted \
-                and codemods.names_read(statement) & computed:
-            computed |= codemods.assigned_names(statement)
-            chain.append(statement)
-    return chain
 
 
 def _reads_retained(body: list[cst.CSTNode], retaining: cst.CSTNode | None, read: set[str]) -> bool:

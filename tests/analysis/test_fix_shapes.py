@@ -728,3 +728,44 @@ def test_gradients_only_shown_between_two_backwards_are_not_a_second_pass_wanted
     assert shown != GRAD_NORM_PROBE
     facts = facts_for(shown)
     assert facts is not None and [c.grads_read for c in facts.conflicts] == [False]
+
+
+PARTITION_GAN = textwrap.dedent('''\
+    """A GAN whose two losses share the discriminator's outputs and their partition function."""
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    G = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 8))
+    D = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+    opt_g = torch.optim.Adam(G.parameters(), lr=1e-3)
+    opt_d = torch.optim.Adam(D.parameters(), lr=1e-3)
+
+    for step in range(8):
+        opt_g.zero_grad()
+        opt_d.zero_grad()
+        real = torch.randn(16, 8) + 1.0
+        fake = G(torch.randn(16, 4))
+        d_real = D(real)
+        d_fake = D(fake)
+        Z = torch.sum(torch.exp(-d_real)) + torch.sum(torch.exp(-d_fake))
+        d_loss = torch.sum(d_real) / 16 + torch.log(Z)
+        d_loss.backward(retain_graph=True)
+        opt_d.step()
+        g_loss = (torch.sum(d_real) + torch.sum(d_fake)) / 32 + torch.log(Z)
+        g_loss.backward()
+        opt_g.step()
+    print(f"{d_loss.item():.5f} {g_loss.item():.5f}")
+    ''')
+
+
+def test_every_stale_input_of_a_loss_built_after_the_step_is_computed_again() -> None:
+    # `g_loss` is built after the D step from `d_real`, `d_fake` and `Z`, all made before it.
+    fixed = _fixed(PARTITION_GAN)
+    recomputed = ("    d_real = D(real)\n    d_fake = D(fake)\n"
+                  "    Z = torch.sum(torch.exp(-d_real)) + torch.sum(torch.exp(-d_fake))\n")
+    hand = PARTITION_GAN.replace("    opt_d.step()\n", "    opt_d.step()\n" + recomputed)
+    assert hand != PARTITION_GAN
+    assert fixed == hand
+    runs = run_source_many({"partition_fixed.py": fixed})
+    assert runs["partition_fixed.py"].error_type is None, runs["partition_fixed.py"].stderr
