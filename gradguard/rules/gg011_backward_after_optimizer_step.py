@@ -50,7 +50,7 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
     if body.index(definition) > body.index(step):
         return []
     chain = _stale_chain(body[:body.index(step)], conflict.failing.statement, body,
-                         conflict.failing.root_text, {carrier.holder.text} | conflict.stepped)
+                         {conflict.failing.root_text, carrier.holder.text}, {carrier.holder.text} | conflict.stepped)
     if definition not in chain:
         return []
     between = body[body.index(chain[0]) + 1: body.index(step) + 1]
@@ -77,16 +77,15 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
 
 
 def _stale_chain(before: list[cst.CSTNode], failing: cst.CSTNode | None, body: list[cst.CSTNode],
-                 root: str | None, stale: set[str]) -> list[cst.CSTNode]:
+                 roots: set[str | None], stale: set[str]) -> list[cst.CSTNode]:
     """The plain assignments before the step that the failing loss is made of (directly or not,
     through statements up to the failing backward) and that read what the step made stale: the
     carrier, a module the step updated, or a value computed from them (a GAN's `d_real`, `d_fake`
     and their partition function for the generator loss; SAC's `q_new`, not the policy's own sample).
-    In program order."""
-    if not root:
-        return []
+    In program order. `roots`: the failing loss and the carrier (the loss may be built in a block
+    the syntax of this one does not show, `if it % k == 0:`)."""
     end = body.index(failing) if failing in body else len(body)
-    wanted = {root}
+    wanted = {root for root in roots if root}
     for statement in reversed(body[:end]):
         if _plain_assignment(statement) and codemods.assigned_names(statement) & wanted:
             wanted |= codemods.names_read(statement)

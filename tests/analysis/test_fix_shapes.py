@@ -769,3 +769,16 @@ def test_every_stale_input_of_a_loss_built_after_the_step_is_computed_again() ->
     assert fixed == hand
     runs = run_source_many({"partition_fixed.py": fixed})
     assert runs["partition_fixed.py"].error_type is None, runs["partition_fixed.py"].stderr
+
+
+def test_a_loss_built_in_a_branch_after_the_step_still_gets_its_stale_input_recomputed() -> None:
+    every_other = PARTITION_GAN.replace(
+        "    g_loss = (torch.sum(d_real) + torch.sum(d_fake)) / 32 + torch.log(Z)\n"
+        "    g_loss.backward()\n    opt_g.step()\n",
+        "    if step % 2 == 0:\n        g_loss = torch.sum(d_fake) / 16\n"
+        "        g_loss.backward()\n        opt_g.step()\n")
+    assert every_other != PARTITION_GAN
+    fixed = _fixed(every_other)
+    assert "    opt_d.step()\n    d_fake = D(fake)\n" in fixed
+    runs = run_source_many({"branch_fixed.py": fixed})
+    assert runs["branch_fixed.py"].error_type is None, runs["branch_fixed.py"].stderr
