@@ -280,25 +280,10 @@ def target_names(statement: cst.CSTNode | None) -> list[str]:
 
 
 def target_texts(statement: cst.CSTNode | None) -> list[str]:
-    """The names and attribute chains an assignment statement binds as a whole (`out, self.h = ...`
-    gives `out` and `self.h`; `self.h[0] = ...` gives nothing)."""
-    texts: list[str] = []
+    """The names and attribute chains an assignment statement binds as a whole (`names.targets_of`)."""
+    from gradguard.analysis.names import targets_of
 
-    def collect(node: cst.BaseExpression) -> None:
-        if isinstance(node, (cst.Tuple, cst.List)):
-            for element in node.elements:
-                collect(element.value)
-        elif isinstance(node, (cst.Name, cst.Attribute)) and (text := _dotted(node)) is not None:
-            texts.append(text)
-
-    if isinstance(statement, cst.SimpleStatementLine):
-        for small in statement.body:
-            if isinstance(small, cst.Assign):
-                for target in small.targets:
-                    collect(target.target)
-            elif isinstance(small, cst.AnnAssign):
-                collect(small.target)
-    return texts
+    return targets_of(statement)
 
 
 def _plain_names(node: cst.BaseExpression) -> list[str]:

@@ -9,7 +9,6 @@ from dataclasses import replace
 
 import libcst as cst
 
-from gradguard import codemods
 from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.autograd import Boundary, Met
@@ -21,7 +20,7 @@ from gradguard.analysis.facts import (
     KeptAlive,
     NeedlessRetain,
 )
-from gradguard.analysis.names import canonical, qualify
+from gradguard.analysis.names import canonical, qualify, targets_of
 from gradguard.analysis.program import Program
 from gradguard.analysis.values import (
     GENERATIONS,
@@ -241,7 +240,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         for statement in body:
             if _within(program, facts, read.statement, statement):
                 return False
-            if read.holder.text in codemods.target_texts(statement) \
+            if read.holder.text in targets_of(statement) \
                     and not _self_update(statement, read.holder.text)[0]:
                 return True
         return False

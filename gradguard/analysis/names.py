@@ -104,3 +104,25 @@ def canonical(qualified: str) -> str:
 def chains_overlap(first: str, second: str) -> bool:
     """Whether assigning one dotted chain can change the other (`args` and `args.lr`, not `arg`)."""
     return first == second or first.startswith(second + ".") or second.startswith(first + ".")
+
+
+def targets_of(statement: cst.CSTNode | None) -> list[str]:
+    """The names and attribute chains an assignment statement binds as a whole (`out, self.h = ...`
+    gives `out` and `self.h`; `self.h[0] = ...` gives nothing)."""
+    texts: list[str] = []
+
+    def collect(node: cst.BaseExpression) -> None:
+        if isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                collect(element.value)
+        elif isinstance(node, (cst.Name, cst.Attribute)) and (text := dotted(node)) is not None:
+            texts.append(text)
+
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    collect(target.target)
+            elif isinstance(small, cst.AnnAssign):
+                collect(small.target)
+    return texts
