@@ -304,12 +304,13 @@ def joint_carrier(carrier: str, targets: Sequence[str], read: Collection[str]) -
     return f"({', '.join(together)})"
 
 
-def detach_code(code: str, shape: str, items: str = "tensor") -> str | None:
+def detach_code(code: str, shape: str, items: str = "tensor", avoid: frozenset[str] = frozenset()) -> str | None:
     """`code` detached as what it holds, the same text in a lint fix and a monitor's report: a tensor
     (`code` already parenthesised where needed), each element of a tuple, list or dict (each of an
     element's tensors when the elements are (h, c) tuples: `items="tuple"`), a number left as it is
-    when it may still be one; None for what has no `.detach()` (a distribution is rebuilt)."""
-    taken = set(re.findall(r"[A-Za-z_]\w*", code))
+    when it may still be one; None for what has no `.detach()` (a distribution is rebuilt). The
+    comprehension's own names are none of `avoid` (the names the code around it uses)."""
+    taken = set(re.findall(r"[A-Za-z_]\w*", code)) | avoid
 
     def name(*choices: str) -> str:
         return next((c for c in choices if c not in taken), choices[-1] + "_")

@@ -413,15 +413,18 @@ def _self_update(value: cst.BaseExpression, name: str) -> bool:
     return isinstance(value, cst.BinaryOperation) and _dotted(value.left) == name
 
 
-def detached_as(facts: FileFacts, expr: cst.BaseExpression, shape: str, items: str = "tensor") -> str | None:
+def detached_as(facts: FileFacts, expr: cst.BaseExpression, shape: str, items: str = "tensor",
+                near: cst.CSTNode | None = None) -> str | None:
     """`expr` detached as what it holds (`causes.detach_code`, the text the monitor words too): a
     tensor, each element of a tuple, list or dict, a number left as it is when it may still be one;
-    None for what cannot be detached (a distribution)."""
+    None for what cannot be detached (a distribution). Placed `near` a statement, its comprehension
+    names none of the names the function around it uses (`t` of `while t < steps`)."""
     from gradguard.causes import detach_code
 
     if shape == "tensor":
         return detached(facts, expr)
-    return detach_code(facts.code(expr), shape, items)
+    avoid = frozenset(_names_in(_scope_of(facts, "", near))) if near is not None else frozenset()
+    return detach_code(facts.code(expr), shape, items, avoid)
 
 
 def item_shape(facts: FileFacts, name: str, near: cst.CSTNode | None) -> str | None:

@@ -77,6 +77,8 @@ class Met:
     # The failing call's local variables (other than its root) holding stale nodes, with the
     # statements that assigned them: a carrier to name when no read on the way to them is recorded.
     holding: tuple[tuple[str, frozenset[cst.CSTNode], Kind], ...] = ()
+    # The entry point whose run met it (what `Evaluator.entry_owner` was).
+    entry: int = 0
 
 
 
@@ -239,7 +241,8 @@ class AutogradEvents:
             self.conflicts[key] = Met(info, why.call, value, stale, why, boundary,
                                       created.loops if created is not None else (),
                                       tuple(frame.conditions) if frame is not None else (),
-                                      retained_by[-1] if retained_by else None, holding=holding)
+                                      retained_by[-1] if retained_by else None, holding=holding,
+                                      entry=id(self.entry_owner))
 
     def _masked(self, info: CallInfo, value: Value, again: frozenset[int], state: State, frame: Frame) -> None:
         """A retaining backward that, after an optimizer step, goes through the graph it retained in an
@@ -262,7 +265,7 @@ class AutogradEvents:
         why = Freed(info, self.stepped_after_retain.get(info, frozenset()), conditions=tuple(frame.conditions))
         self.conflicts[key] = Met(info, info, value, outside, why, tuple(self.boundary(value, outside, state.epochs)),
                                   created.loops if created is not None else (), tuple(frame.conditions),
-                                  None, masked=True)
+                                  None, masked=True, entry=id(self.entry_owner))
 
     def invariant_assumptions(self, state: State, frame: Frame | None) -> frozenset[tuple[str, bool]]:
         """The conditions of this path that every iteration of the loops around takes the same way

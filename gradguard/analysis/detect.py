@@ -40,7 +40,7 @@ def facts_of(program: Program, source: str) -> FileFacts:
     chosen: dict[tuple[int, int], Met] = {}
     for met in program.conflicts.values():
         key = (id(met.failing.node), id(met.freed_by.node))
-        if key not in chosen or (_shape_unknown(chosen[key]) and not _shape_unknown(met)):
+        if key not in chosen or _shape_known(chosen[key]) < _shape_known(met):
             # The same conflict met by several entries (`train(model, ...)` alone and through the
             # `main()` that builds the model): the one that saw what the carrier holds says more.
             chosen[key] = met
@@ -66,9 +66,31 @@ def facts_of(program: Program, source: str) -> FileFacts:
     return facts
 
 
-def _shape_unknown(met: Met) -> bool:
+def _items(program: Program, met: Met, read: Read) -> str | None:
+    """What the items of a carried container are on every path of the entry that met the conflict
+    (`Carrier.items`)."""
+    if read.shape != "container" or read.items is None:
+        return None
+    elsewhere = program.assigned_items.get((met.entry, read.holder.key), read.items)
+    return read.items if elsewhere in ("", read.items) else None
+
+
+def _container(program: Program, met: Met, read: Read) -> str | None:
+    """Whether a carried container is a list or a dict on every path of the entry (`Carrier.container`)."""
+    if read.shape != "container" or read.container is None:
+        return None
+    elsewhere = program.assigned_containers.get((met.entry, read.holder.key), read.container)
+    return read.container if elsewhere == read.container else None
+
+
+def _shape_known(met: Met) -> int:
+    """How much a conflict's carrier read says of what the carrier holds: nothing (made by an unseen
+    module), that it is a container but not what its items are, or all of it."""
     chosen = _best_boundary(list(met.boundary))
-    return chosen is not None and outermost(chosen.read).shape == "unknown"
+    if chosen is None:
+        return 2
+    read = outermost(chosen.read)
+    return 0 if read.shape == "unknown" else 1 if read.shape == "container" and read.items is None else 2
 
 
 def _without_guessed_owners(conflicts: list[Conflict]) -> list[Conflict]:
@@ -265,6 +287,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         carrier = Carrier(read.holder, tuple(read.defs), reads, first_reads,
                           is_tuple=read.shape == "tuple", is_container=read.shape == "container",
                           is_data=read.shape == "data", shape_unknown=read.shape == "unknown",
+                          items=_items(program, met, read), container=_container(program, met, read),
                           sampled=read.shape == "container" and any(
                               _picked_from(program, outermost(r)) for r in (*reads, *first_reads)),
                           maybe_none=read.maybe_none or read.holder.key in program.none_assigned,

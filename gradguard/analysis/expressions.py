@@ -53,6 +53,7 @@ from gradguard.analysis.values import (
     Origin,
     Read,
     Value,
+    add_item,
     add_item_shape,
     join,
     known_objects,
@@ -129,6 +130,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.reset_holders: set[tuple[str, ...]] = set()
         self.frozen: set[str] = set()
         self.none_assigned: set[tuple[str, ...]] = set()
+        # For each holder, what the items of every list assigned to it anywhere are (`Value.items`):
+        # a fix placed where the holder is carried in sees all of them, the first one included.
+        # Per entry point: another entry (`train(model, ...)` alone, the model unknown) saw other values.
+        self.assigned_items: dict[tuple[int, tuple[str, ...]], str | None] = {}
+        # The same for the kind of container assigned ("list", "dict"; None when they differ).
+        self.assigned_containers: dict[tuple[int, tuple[str, ...]], str | None] = {}
         self.saving: set[int] = set()
         self.optimizer_owners: set[str] = set()
         # Sites whose nodes stand for graphs the model did not see built (a backward's root).
@@ -642,10 +649,18 @@ class Evaluator(CallEvaluation, AutogradEvents):
         """Bind `value` to an assignment target (names, attributes, subscripts, tuples)."""
         if isinstance(target, (cst.Name, cst.Attribute)):
             self.note_reset(target, value, state, frame)
-            if value.kind is Kind.NONE:
-                holder = self.holder_of(target, state, frame)
-                if holder is not None:
-                    self.none_assigned.add(holder.key)
+            holder = self.holder_of(target, state, frame)
+            if holder is not None and value.kind is Kind.NONE:
+                self.none_assigned.add(holder.key)
+            elif holder is not None:
+                items = value.items if value.kind in (Kind.LIST, Kind.DICT) else None
+                key = (id(self.entry_owner), holder.key)
+                known = self.assigned_items.get(key, "")
+                self.assigned_items[key] = items if known in ("", items) else known if items == "" else None
+                container = _CONTAINER_NAMES.get(value.kind)
+                if self.assigned_containers.get(key, container) != container:
+                    container = None
+                self.assigned_containers[key] = container
         if isinstance(target, cst.Name):
             self.store_name(target.value, value, state, frame, statement)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -832,6 +847,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
             left = self.refresh(left, mark, state)
             if left.kind in (Kind.LIST, Kind.TUPLE) and isinstance(expr.operator, cst.Add):
                 return self.container_add(left, right)
+            if isinstance(expr.operator, cst.Multiply) and Kind.LIST in (left.kind, right.kind):
+                # `[h0] * layers`: the same items, repeated.
+                return left if left.kind is Kind.LIST else right
             return self.derive(expr, [(expr.left, left), (expr.right, right)], state, frame)
         if isinstance(expr, cst.UnaryOperation):
             operand = self.eval(expr.expression, state, frame)
@@ -978,7 +996,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self._adopt_effects(state, scratch)
         kind = Kind.DICT if isinstance(expr, cst.DictComp) else Kind.LIST
         member = element if element.kind is Kind.INSTANCE else None
-        return Value(kind, element.nodes, element.top, element.grad, ref=member)
+        return Value(kind, element.nodes, element.top, element.grad, ref=member,
+                     items=add_item("", element))
 
     def comprehension_of_objects(self, expr: cst.BaseExpression, clause: cst.CompFor, objects: tuple[Value, ...],
                                  state: State, frame: Frame) -> Value:
@@ -1275,7 +1294,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             reads.append(Read(holder, value.nodes, expr, self.statement(frame), consumer, value.top,
                               self.defs_of(holder, state, frame), tuple(frame.statements),
                               frame.function, _shape(value), value.maybe_none, outer,  # type: ignore[arg-type]
-                              value.label))
+                              value.label, value.items, _CONTAINER_NAMES.get(value.kind)))
         return reads
 
     def argument_reads(self, params: list[str], args: Args, state: State, frame: Frame,
@@ -1291,7 +1310,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 continue
             read = Read(holder, value.nodes, expr, self.statement(frame), label, value.top,
                         self.defs_of(holder, state, frame), tuple(frame.statements), frame.function,
-                        _shape(value), value.maybe_none, self._outer_of(holder, value, frame), value.label)
+                        _shape(value), value.maybe_none, self._outer_of(holder, value, frame), value.label,
+                        value.items, _CONTAINER_NAMES.get(value.kind))
             found[name] = (read, value)
         return found
 
@@ -1369,7 +1389,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
         grad = any(v.grad for v in values)
         elems = tuple(values) if exact and kind is Kind.TUPLE else None
         shape: tuple[bool, ...] | None = None
+        items: str | None = None
         ref: Value | None = None
+        if kind in (Kind.LIST, Kind.DICT) and exact:
+            items = ""
+            for value in values:
+                items = add_item(items, value)
         if kind is Kind.LIST and exact:
             shape = ()
             for value in values:
@@ -1379,7 +1404,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     and all(v.kind is values[0].kind for v in values):
                 for value in values:
                     ref = value if ref is None else join(ref, value)
-        return Value(kind, nodes, top, grad, elems, item_shape=shape, ref=ref)
+        return Value(kind, nodes, top, grad, elems, item_shape=shape, ref=ref, items=items)
 
     def container_add(self, container: Value, item: Value) -> Value:
         """A container after a value was added to it (`append`, `+=`, `d[k] = v`)."""
@@ -1389,8 +1414,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         first = kind is Kind.LIST and container.ref is None and container.item_shape == ()
         same = isinstance(container.ref, Value) and container.ref.kind is item.kind
         ref = item if item.kind in (Kind.OPTIMIZER, Kind.INSTANCE, Kind.MODULE) and (first or same) else None
+        items = add_item(container.items, item) if kind in (Kind.LIST, Kind.DICT) else None
         return Value(kind, container.nodes | item.nodes, container.top | item.top,
-                     container.grad or item.grad, item_shape=shape, ref=ref)
+                     container.grad or item.grad, item_shape=shape, ref=ref, items=items)
 
 _CONTAINERS = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT})
 # Library classes whose name, passed around uncalled, stands for the class (`optimizer_class=optim.Adam`).
@@ -1447,6 +1473,9 @@ def _string_key(expr: cst.BaseExpression) -> str | None:
         return expr.raw_value
     return None
 _NO_BINDINGS = Bindings({}, {})
+
+
+_CONTAINER_NAMES = {Kind.LIST: "list", Kind.DICT: "dict"}
 
 
 def _shape(value: Value) -> str:

@@ -54,6 +54,11 @@ class Carrier:
     # A container the program reads by picking items at random (`random.sample(self.buffer, n)`): a
     # store of data it keeps on purpose (a replay buffer), not a collection to empty.
     sampled: bool = False
+    # For a container: what every item the analysis saw put in it is ("tensor", or "tuple" of
+    # tensors: one LSTM layer's `(h, c)`); None when they differ or are not known.
+    items: str | None = None
+    # For a container: "list" or "dict", what every path assigned to it; None when not known.
+    container: str | None = None
     # Where the carrier (or a value computed from it: pix2pix's `torch.cat((real_A, fake_B), 1)`)
     # went into a module an optimizer then stepped, in the freeing call's graph: in a GAN, where the
     # fake batch entered the discriminator.

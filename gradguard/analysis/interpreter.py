@@ -44,6 +44,7 @@ from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State, heap
 from gradguard.analysis.summaries import Recorder
 from gradguard.analysis.values import (
     CAPTURED,
+    FRESH,
     GENERATIONS,
     NONE,
     UNKNOWN,
@@ -1360,7 +1361,9 @@ class Interpreter(Evaluator):
                 result = join(result, element)
             return result or UNKNOWN
         if iterable.nodes:
-            one = Value(Kind.UNKNOWN, iterable.nodes, iterable.top, iterable.grad,
+            # An item of a list of tensors is a tensor (which one is not known).
+            kind = Kind.TENSOR if iterable.kind is Kind.LIST and iterable.items == "tensor" else Kind.UNKNOWN
+            one = Value(kind, iterable.nodes, iterable.top, iterable.grad,
                         element=iterable.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT))
             if iterable.item_shape is not None:
                 # Tuples: a position no item ever held a graph at (the reward) holds none.
@@ -1369,7 +1372,7 @@ class Interpreter(Evaluator):
             return one
         if iterable.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT):
             # A list of leaves that require grad (`[torch.randn(3, requires_grad=True) ...]`).
-            return Value(Kind.TENSOR, grad=True) if iterable.grad else UNKNOWN
+            return Value(Kind.TENSOR, grad=True) if iterable.grad else FRESH if iterable.items == "tensor" else UNKNOWN
         return cut(iterable) if iterable.kind is Kind.TENSOR else UNKNOWN
 
     def tick(self) -> None:

@@ -98,6 +98,9 @@ class Value:
     # the items, whether any item held a graph there (a reward never does); `()` for a list that
     # holds no item yet, None when the items are not all tuples of one length, or not known.
     item_shape: tuple[bool, ...] | None = None
+    # For a list or dict: what every item put in it is, as `item_of` says ("tensor", "tuple" of tensors);
+    # "" while it holds no item yet, None when the items differ or are not known.
+    items: str | None = None
     # For a module: attributes computed from its parameters (`weight` under a parametrization or
     # the legacy weight_norm): (name, how it is computed, the parametrization module or None, the
     # site of the call that made it computed: what the kept value is keyed by, whatever the path
@@ -186,6 +189,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         maybe_none=a.maybe_none or b.maybe_none or a.kind is Kind.NONE or b.kind is Kind.NONE,
         keys=keys if elems is not None else None,
         item_shape=join_shapes(a, b),
+        items=join_items(a, b),
         weights=a.weights + tuple(w for w in b.weights if w not in a.weights),
         alloc=a.alloc if a.alloc == b.alloc else None,
         bound=a.bound if a.bound is b.bound else None,
@@ -213,6 +217,33 @@ def add_item_shape(container: Value, item: Value) -> tuple[bool, ...] | None:
     return tuple(x or y for x, y in zip(container.item_shape, shape, strict=True))
 
 
+def item_of(value: Value) -> str | None:
+    """What an item put in a list is, when a fix may rely on it: "tensor", "tuple" (of tensors
+    only: an LSTM layer's `(h, c)`), None for anything else."""
+    if value.kind is Kind.TENSOR:
+        return "tensor"
+    if value.kind is Kind.TUPLE and value.elems and all(e.kind is Kind.TENSOR for e in value.elems):
+        return "tuple"
+    return None
+
+
+def add_item(items: str | None, item: Value) -> str | None:
+    """`items` of a list once `item` is added to it."""
+    added = item_of(item)
+    if items is None or added is None:
+        return None
+    return added if items in ("", added) else None
+
+
+def join_items(a: Value, b: Value) -> str | None:
+    """`items` of a list that may be `a` or `b` (a None on one path says nothing of the items)."""
+    if b.kind is Kind.NONE or b.items == "":
+        return a.items if a.kind is not Kind.NONE else b.items
+    if a.kind is Kind.NONE or a.items == "":
+        return b.items
+    return a.items if a.items == b.items else None
+
+
 def join_shapes(a: Value, b: Value) -> tuple[bool, ...] | None:
     """The item shape of a list that may be `a` or `b`."""
     if a.item_shape == ():
@@ -235,7 +266,7 @@ def same(a: Value | None, b: Value | None) -> bool:
         return False
     if (a.elems is None) != (b.elems is None):
         return False
-    if a.item_shape != b.item_shape:
+    if a.item_shape != b.item_shape or a.items != b.items:
         return False
     if a.elems is not None and b.elems is not None:
         return len(a.elems) == len(b.elems) and all(same(x, y) for x, y in zip(a.elems, b.elems))
@@ -359,6 +390,8 @@ class Read:
     # For a parameter read inside an inlined call: the caller's read of the argument.
     outer: Read | None = None
     producer: str | None = None  # label of the module call that made the value read ("netG")
+    items: str | None = None  # for a list or dict: what its items are (`Value.items`)
+    container: str | None = None  # "list" or "dict" for a value of one of those kinds
 
 
 @dataclass

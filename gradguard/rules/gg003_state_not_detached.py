@@ -29,16 +29,17 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         return [], None
     name = carrier.holder.text
     if carrier.is_container and reassigned_state(conflict):
-        # Its items may be tensors or tuples of them (one `(h, c)` per layer): only where the displays
-        # assigned to it show which is it detached item by item (`.detach()` on a tuple would fail).
-        items = codemods.item_shape(facts, name, conflict.failing.statement)
+        # Its items may be tensors or tuples of them (one `(h, c)` per layer): only where the analysis
+        # saw what every item is, or the displays assigned to it show it, is it detached item by item
+        # (`.detach()` on a tuple would fail).
+        items = carrier.items or codemods.item_shape(facts, name, conflict.failing.statement)
         holder = codemods.holder_expression(name)
-        shape = "dict" if codemods.assigned_shape(facts, name, conflict) == "dict" else "list"
+        shape = carrier.container or ("dict" if codemods.assigned_shape(facts, name, conflict) == "dict" else "list")
         if items is None or holder is None or conflict.entry_statement is None:
             return [], ("Detach every tensor in `{carrier}` where it is carried into the next iteration "
                         "(a recursive `repackage_hidden(h)` helper handles nested tuples and lists)")
-        detached = codemods.detached_as(facts, holder, shape, items)
         entry = codemods.first_reading(facts, conflict.entry_statement, name)
+        detached = codemods.detached_as(facts, holder, shape, items, near=entry)
         return [codemods.insert_before(facts, entry, [f"{name} = {detached}"])], None
     if carrier.is_container and option.kind is model.FixKind.DETACH and carrier.sampled:
         added = " at " + ", ".join(facts.where(a) for a in carrier.assignments) if carrier.assignments else ""
@@ -68,7 +69,13 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         # Python number it started as when the state is carried in (`acc = 0` before the loop).
         shape = "number"
     holder = codemods.holder_expression(name)
-    detached = codemods.detached_as(facts, holder, shape) if holder is not None else None
+    entry = codemods.first_reading(facts, conflict.entry_statement, name)
+    if _set_afresh_before(facts, entry, name):
+        # Bound anew earlier in the same block (`per_sample = criterion(...)` before the loss that
+        # reads it): nothing is carried in there, and a detach would cut this step's own loss.
+        return [], ("Detach `{carrier}` where it is stored into state kept across steps: it is computed "
+                    "afresh each step, and detaching it there would cut this step's own loss")
+    detached = codemods.detached_as(facts, holder, shape, near=entry) if holder is not None else None
     if detached is None:
         return [], None
     line = f"{name} = {detached}"
@@ -84,7 +91,17 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         block = list(getattr(facts.parent(failing), "body", ()))
         if block:
             return [codemods.insert_after(facts, block[-1], [line])], None
-    return [codemods.insert_before(facts, codemods.first_reading(facts, conflict.entry_statement, name), lines)], None
+    return [codemods.insert_before(facts, entry, lines)], None
+
+
+def _set_afresh_before(facts: FileFacts, statement: cst.CSTNode, name: str) -> bool:
+    """Whether a statement of `statement`'s block before it binds `name` from other values."""
+    for earlier in getattr(facts.parent(statement), "body", ()):
+        if earlier is statement:
+            return False
+        if name in codemods.target_texts(earlier) and not codemods.reads_name(earlier, name):
+            return True
+    return False
 
 
 def _guarded_by_a_call(facts: FileFacts, statement: object) -> bool:
@@ -117,7 +134,7 @@ def _through_the_object(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit
     entry = next((s for s in loop.body.body if codemods.reads_name(s, used[0])), first)  # type: ignore[attr-defined]
     expression = codemods.holder_expression(name)
     shape = carrier_shape(facts, conflict)
-    detached = codemods.detached_as(facts, expression, shape) if expression is not None else None
+    detached = codemods.detached_as(facts, expression, shape, near=entry) if expression is not None else None
     if detached is None:
         return [], None
     line = f"{name} = {detached}"

@@ -8,7 +8,9 @@ import libcst as cst
 from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis import knowledge as K
+from gradguard.analysis.api.torch_functions import GRAD_INPUTS
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
+from gradguard.analysis.values import CallKind
 from gradguard.model import Edit, Location, Span
 from gradguard.rules import ConflictRule, FixPlan
 
@@ -41,7 +43,7 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
     definition = assignments[0]
     if not _single_assignment(definition):
         return [], None
-    if conflict.masked:
+    if conflict.masked and not _differentiated_through(facts, conflict, definition):
         return _unmask(facts, conflict, definition)
     guard = facts.parent(facts.parent(definition))  # type: ignore[arg-type]
     if conflict.cause is Cause.MEMOIZED:
@@ -112,6 +114,21 @@ def _into_inner_loop(facts: FileFacts, conflict: Conflict, loop: cst.For | cst.W
     lines = codemods.statement_text(facts, definition, comments=True)
     return [codemods.remove_statement(facts, definition, comments=True),
             codemods.insert_before(facts, first, lines)], None
+
+
+def _differentiated_through(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) -> bool:
+    """Whether the failing call takes gradients with respect to what the value is computed from
+    (a PINN's `autograd.grad(u.sum(), x)` through features built from `x`): that graph is wanted
+    every iteration, so it is computed again there, never detached."""
+    call = conflict.failing.node
+    if not isinstance(call, cst.Call) or conflict.failing.kind is not CallKind.GRAD:
+        return False
+    position, keyword = GRAD_INPUTS
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    inputs = [a.value for a in call.args if a.keyword is not None and a.keyword.value == keyword]
+    inputs += [positional[position].value] if len(positional) > position else []
+    sources = codemods.read_names(definition)
+    return any(codemods.names_read(cst.Expr(value)) & sources for value in inputs)
 
 
 def _unmask(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) -> tuple[list[Edit], str | None]:

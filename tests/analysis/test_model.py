@@ -2352,3 +2352,64 @@ def test_a_loss_bound_only_in_the_arms_of_an_elif_chain_is_this_iteration_s() ->
     found = [(row, code) for row, code in _codes(source)]
     failing = source.splitlines().index("            loss.backward()") + 1
     assert found == [(failing, "GG011")]
+
+
+# -- what a list's items are ----------------------------------------------------------------------
+
+
+def test_a_list_knows_what_every_item_put_in_it_is() -> None:
+    from gradguard.analysis.values import add_item, item_of, join_items
+
+    tensor, pair = Value(Kind.TENSOR), Value(Kind.TUPLE, elems=(Value(Kind.TENSOR), Value(Kind.TENSOR)))
+    assert item_of(tensor) == "tensor" and item_of(pair) == "tuple"
+    assert item_of(Value(Kind.TUPLE, elems=(Value(Kind.TENSOR), Value(Kind.SCALAR)))) is None
+    assert add_item("", tensor) == "tensor" and add_item("tensor", tensor) == "tensor"
+    assert add_item("tensor", pair) is None and add_item(None, tensor) is None
+    empty, tensors = Value(Kind.LIST, items=""), Value(Kind.LIST, items="tensor")
+    assert join_items(empty, tensors) == "tensor" and join_items(tensors, Value(Kind.NONE)) == "tensor"
+    assert join_items(tensors, Value(Kind.LIST, items="tuple")) is None
+    assert join_items(tensors, UNKNOWN) is None
+
+
+_PER_LAYER = """
+    class Stack(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cells = nn.ModuleList(nn.GRUCell(4, 4) for _ in range(3))
+
+        def forward(self, x, hs):
+            new = []
+            for cell, h in zip(self.cells, hs):
+                x = cell(x, h)
+                new.append({item})
+            return x, new
+
+    net = Stack()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    hs = {start}
+    for chunk in torch.randn(5, 6, 2, 4):
+        loss = 0
+        for x in chunk:
+            y, hs = net(x, hs)
+            loss = loss + y.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    """
+
+
+@pytest.mark.parametrize(
+    ("start", "item", "items"),
+    [
+        ("[torch.zeros(2, 4)] * 3", "x", "tensor"),
+        ("[torch.zeros(2, 4) for _ in range(3)]", "x", "tensor"),
+        ("[(torch.zeros(2, 4), torch.zeros(2, 4))] * 3", "(x, x.tanh())", "tuple"),
+        ("[torch.zeros(2, 4)] * 3", "(x, x.tanh())", None),  # tensors first, tuples later: not one shape
+        ("[torch.zeros(2, 4)] * 3", "x if x.sum() > 0 else 0", None),
+    ],
+)
+def test_a_carried_list_s_items_are_what_the_program_put_in_it(start: str, item: str, items: str | None) -> None:
+    facts = facts_for(_program(_PER_LAYER.format(start=start, item=item)))
+    [conflict] = facts.conflicts
+    assert conflict.carrier is not None and conflict.carrier.holder.text == "hs"
+    assert conflict.carrier.is_container and conflict.carrier.items == items

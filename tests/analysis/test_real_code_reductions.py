@@ -17,7 +17,10 @@ from gradguard.model import Severity
 
 REDUCTIONS = Path(__file__).resolve().parents[2] / "bench" / "realcode_reductions"
 # Reductions the model does not get right yet: stem -> what it lacks (strict xfails).
-OPEN: dict[str, str] = {}
+OPEN: dict[str, str] = {
+    "06b_state_reset_through_a_weakref_cache": "weak references (`ref(m)()` gives `m` back) and weak "
+    "dictionaries as dicts: the cached path resets objects the model does not know",
+}
 
 
 def _cases() -> list[object]:

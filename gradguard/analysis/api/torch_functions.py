@@ -20,6 +20,8 @@ from gradguard.analysis.api.facts import (
 BACKWARD_FUNCTION = "torch.autograd.backward"
 GRAD_FUNCTION = "torch.autograd.grad"
 ROOT_KEYWORDS = ("tensors", "outputs")
+# What `torch.autograd.grad` differentiates with respect to: its second argument, or this keyword.
+GRAD_INPUTS = (1, "inputs")
 
 FACTS: tuple[Fact, ...] = (
     Fact(BACKWARD_FUNCTION, backward=Backward.BACKWARD, root=Role.ARGUMENT, returns=Returns.NONE),
