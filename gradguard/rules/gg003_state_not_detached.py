@@ -39,6 +39,8 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
             return [], ("Detach every tensor in `{carrier}` where it is carried into the next iteration "
                         "(a recursive `repackage_hidden(h)` helper handles nested tuples and lists)")
         entry = codemods.first_reading(facts, conflict.entry_statement, name)
+        if _set_afresh_before(facts, entry, name):
+            return [], _AFRESH
         detached = codemods.detached_as(facts, holder, shape, items, near=entry)
         return [codemods.insert_before(facts, entry, [f"{name} = {detached}"])], None
     if carrier.is_container and option.kind is model.FixKind.DETACH and carrier.sampled:
@@ -73,8 +75,7 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
     if _set_afresh_before(facts, entry, name):
         # Bound anew earlier in the same block (`per_sample = criterion(...)` before the loss that
         # reads it): nothing is carried in there, and a detach would cut this step's own loss.
-        return [], ("Detach `{carrier}` where it is stored into state kept across steps: it is computed "
-                    "afresh each step, and detaching it there would cut this step's own loss")
+        return [], _AFRESH
     detached = codemods.detached_as(facts, holder, shape, near=entry) if holder is not None else None
     if detached is None:
         return [], None
@@ -92,6 +93,10 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
         if block:
             return [codemods.insert_after(facts, block[-1], [line])], None
     return [codemods.insert_before(facts, entry, lines)], None
+
+
+_AFRESH = ("Detach `{carrier}` where it is stored into state kept across steps: it is computed afresh each "
+           "step, and detaching it there would cut this step's own loss")
 
 
 def _set_afresh_before(facts: FileFacts, statement: cst.CSTNode, name: str) -> bool:

@@ -956,3 +956,28 @@ def test_a_value_computed_afresh_each_step_is_not_detached_before_this_step_s_lo
     assert [d.code for d in found] == ["GG003"]
     fixed = _fixed(CURRICULUM)
     assert "losses = losses.detach()" not in fixed
+
+
+def test_the_running_list_is_detached_not_the_list_of_losses_built_afresh_each_step() -> None:
+    source = textwrap.dedent('''\
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        net = nn.Linear(4, 2)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        scale = [torch.ones(()), torch.ones(())]
+        for step in range(4):
+            out = net(torch.randn(8, 4))
+            parts = [out[:, 0].pow(2).mean(), out[:, 1].abs().mean()]
+            scale = [0.9 * s + 0.1 * p for s, p in zip(scale, parts)]
+            loss = sum(p / s for p, s in zip(parts, scale))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        ''')
+    found = analyze(source)
+    assert [d.code for d in found] == ["GG003"]
+    fixed = _fixed(source)
+    assert "parts = [t.detach() for t in parts]" not in fixed
+    assert "    scale = [t.detach() for t in scale]\n    scale = [0.9 * s" in fixed
