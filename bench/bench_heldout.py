@@ -95,10 +95,10 @@ class Result:
     fix_detail: str = ""
 
 
-def load_items(only: list[str] | None) -> list[Item]:
+def load_items(only: list[str] | None, corpus: Path = CORPUS) -> list[Item]:
     items = []
     for kind, sub in (("case", "cases"), ("clean", "clean")):
-        for toml_path in sorted((CORPUS / sub).glob("*/case.toml")):
+        for toml_path in sorted((corpus / sub).glob("*/case.toml")):
             meta = tomllib.loads(toml_path.read_text())
             item = Item(toml_path.parent.name, kind, toml_path.parent, meta)
             if only and item.id not in only:
@@ -395,8 +395,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fix", action="store_true", help="also apply gradguard's fixes and run the fixed programs")
     ap.add_argument("--verify", action="store_true", help="run the corpus programs (no gradguard)")
     ap.add_argument("--record", action="store_true", help="with --verify: write each fixed/clean program's line")
+    ap.add_argument("--corpus", type=Path, default=CORPUS, help="the corpus folder (default: %(default)s)")
     args = ap.parse_args(argv)
-    items = load_items(args.only)
+    items = load_items(args.only, args.corpus)
     if not items:
         print("no cases selected", file=sys.stderr)
         return 1

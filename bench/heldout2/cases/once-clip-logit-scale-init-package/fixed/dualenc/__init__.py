@@ -1,0 +1,4 @@
+from .model import DualEncoder
+from .trainer import ContrastiveTrainer
+
+__all__ = ["DualEncoder", "ContrastiveTrainer"]
