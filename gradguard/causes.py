@@ -69,6 +69,9 @@ class Evidence:
     intended_second_pass: bool = False  # the program means to backward the same graph twice
     sampled: bool = False  # the collection is read by picking items at random: a store kept on purpose
     guarded_apart: bool = False  # the two calls sit under different branches: either can run alone
+    # The shared value was made by modules that only the optimizers stepped between the two calls
+    # update (an actor-critic's value in the actor's loss): the later loss reads it as a constant.
+    settled_input: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,9 @@ CAUSES: dict[Cause, CauseInfo] = {info.cause: info for info in (
     CauseInfo(
         Cause.SHARED_FORWARD, "GG002",
         (_TWO_PASSES,
+         Option(FixKind.DETACH, lambda e: e.stepped_between and e.settled_input,
+                "the shared value comes from a module whose optimizer already stepped and that no later "
+                "step updates: the second loss reads it detached"),
          Option(FixKind.RECOMPUTE_IN_LOOP, lambda e: e.stepped_between,
                 "an optimizer stepped between the two backward calls: run the forward again (or detach the "
                 "shared input) before the second loss"),

@@ -176,6 +176,7 @@ class AutogradEvents:
             return
         self.backwarded.update(value.nodes)
         self.last_backward = value.nodes
+        self.last_backward_call = info.node
         for read in [*value.via, *self.reads_behind(value.top)]:
             current: Read | None = read
             while current is not None:
@@ -230,7 +231,9 @@ class AutogradEvents:
             step = next((self.step_calls[n] for n in sorted(why.stepped) if n in self.step_calls), why.call)
             why = replace(why, call=step, by_step=True)
         key = (id(info), id(why.call))
-        if key not in self.conflicts:
+        if key not in self.conflicts or (guessed(self.conflicts[key].why.stepped) and not guessed(why.stepped)):
+            # Met again by an entry that knows which optimizers stepped (`main()` building them, where
+            # `train(actor, critic, actor_opt, critic_opt)` run alone had to guess): that one says more.
             boundary = tuple(self.boundary(value, stale, state.epochs))
             if not strong and not self._accumulating(boundary):
                 return
@@ -425,6 +428,12 @@ class AutogradEvents:
         names = names | {self.outside_label(name) for name in names}
         for retained in self.retains:
             self.stepped_after_retain[retained] = self.stepped_after_retain.get(retained, frozenset()) | names
+        if self.last_backward_call is not None:
+            # "?": an optimizer whose modules are not known stepped after that backward.
+            known = isinstance(optimizer.ref, str) and not owner.startswith("?")
+            key = id(self.last_backward_call)
+            self.stepped_after[key] = self.stepped_after.get(key, frozenset()) | names | (
+                frozenset() if known else frozenset({"?"}))
         if owner.startswith("?"):
             self.optimizer_owners.add(owner)
         for node, why in list(state.freed.items()):
@@ -442,7 +451,7 @@ class AutogradEvents:
         # policy loss, when the critic's loss was the last backward).
         filled = {label for label in map(self._module_label(state), self.last_backward) if label} \
             if unknown else set()
-        outermost = {label for label in filled if not any(_owns(other, frozenset({label})) and other != label
+        outermost = {label for label in filled if not any(owns(other, frozenset({label})) and other != label
                                                           for other in filled)}
         if len(outermost) > 1:
             # The backward went through several modules (an actor's loss through the critic): which of
@@ -460,9 +469,9 @@ class AutogradEvents:
             if unknown:
                 label = self.module_labels.get(key)
                 if node in self.last_backward or (label is not None and any(
-                        _owns(label, frozenset({f})) or _owns(f, frozenset({label})) for f in filled)):
+                        owns(label, frozenset({f})) or owns(f, frozenset({label})) for f in filled)):
                     touched.append(node)
-            elif any(_owns(n, owners) for n in names):
+            elif any(owns(n, owners) for n in names):
                 touched.append(node)
         if not touched:
             return
@@ -533,7 +542,12 @@ def scoped_key(holder: Holder, frame: Frame) -> tuple[str, ...]:
     return (frame.function.qualname if frame.function else "<module>", *holder.key)
 
 
-def _owns(owner: str, labels: frozenset[str]) -> bool:
+def guessed(stepped: frozenset[str]) -> bool:
+    """Whether every optimizer stepped is one whose modules are not known (`?optimizer`)."""
+    return bool(stepped) and all(owner.startswith("?") for owner in stepped)
+
+
+def owns(owner: str, labels: frozenset[str]) -> bool:
     """Whether an optimizer of `owner`'s parameters updates a module called as one of `labels`
     (`netD`, or `self.critic` for an optimizer of `self.critic.parameters()`)."""
     return any(label == owner or label.startswith(owner + ".") for label in labels)

@@ -42,6 +42,7 @@ from gradguard.analysis.values import (
     Value,
     cut,
     data_with,
+    made_by,
     opaque_object,
 )
 
@@ -192,7 +193,7 @@ class CallEvaluation:
                 if label is not None and self.sources > sources:
                     self.weighted.add(label)  # its forward called modules with parameters
                 if label is not None and result.nodes:
-                    result = replace(result, label=label)
+                    result = made_by(result, label)
                 return self.run_hooks(call, callee, args, result, state, frame)
         if callee.kind is Kind.MODULE and callee.qual in K.ITERATED_MODULE_CONTAINERS \
                 and isinstance(callee.ref, Value) and callee.ref.kind is Kind.INSTANCE:

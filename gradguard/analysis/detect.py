@@ -11,7 +11,7 @@ import libcst as cst
 
 from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.autograd import Boundary, Met
+from gradguard.analysis.autograd import Boundary, Met, guessed, owns
 from gradguard.analysis.facts import (
     Carrier,
     Cause,
@@ -40,9 +40,10 @@ def facts_of(program: Program, source: str) -> FileFacts:
     chosen: dict[tuple[int, int], Met] = {}
     for met in program.conflicts.values():
         key = (id(met.failing.node), id(met.freed_by.node))
-        if key not in chosen or _shape_known(chosen[key]) < _shape_known(met):
+        if key not in chosen or _known(chosen[key]) < _known(met):
             # The same conflict met by several entries (`train(model, ...)` alone and through the
-            # `main()` that builds the model): the one that saw what the carrier holds says more.
+            # `main()` that builds the model): the one that saw what the carrier holds, and which
+            # optimizers stepped, says more.
             chosen[key] = met
     for met in chosen.values():
         facts.conflicts.append(_conflict(program, met, facts))
@@ -93,16 +94,19 @@ def _shape_known(met: Met) -> int:
     return 0 if read.shape == "unknown" else 1 if read.shape == "container" and read.items is None else 2
 
 
+def _known(met: Met) -> tuple[int, bool]:
+    return _shape_known(met), bool(met.why.stepped) and not guessed(met.why.stepped)
+
+
 def _without_guessed_owners(conflicts: list[Conflict]) -> list[Conflict]:
     """An in-place conflict that rests on a guess of what an optimizer of unknown modules updates
     yields to another finding at the same call made without that guess (the entry analysis of
     `train(policy, old_policy, optimizer)` guesses; the program's own call of it knows)."""
-    def guessed(conflict: Conflict) -> bool:
-        return conflict.cause is Cause.STEPPED and bool(conflict.stepped) \
-            and all(owner.startswith("?") for owner in conflict.stepped)
+    def on_guess(conflict: Conflict) -> bool:
+        return conflict.cause is Cause.STEPPED and guessed(conflict.stepped)
 
-    known = {id(c.failing.node) for c in conflicts if not guessed(c)}
-    return [c for c in conflicts if not (guessed(c) and id(c.failing.node) in known)]
+    known = {id(c.failing.node) for c in conflicts if not on_guess(c)}
+    return [c for c in conflicts if not (on_guess(c) and id(c.failing.node) in known)]
 
 
 def _at_local_call(program: Program, conflict: Conflict) -> Conflict:
@@ -268,6 +272,11 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         return False
 
     chosen = _best_boundary(boundary, reinitialised)
+    if chosen is not None and why.stepped and not _state_like(outermost(chosen.read)):
+        # Of the values of one forward the later loss reads (`recon, mu, logvar = vae(x)`), the one
+        # that went into a module stepped in between (`critic(recon)`) is what the two losses share.
+        chosen = next((b for b in boundary if not _state_like(outermost(b.read))
+                       and _fed_stepped(program, freed_by, outermost(b.read), why.stepped)), chosen)
     read = outermost(chosen.read) if chosen is not None else None
     if why.by_step and chosen is not None and chosen.via is not None \
             and outermost(chosen.via).function is not read.function:
@@ -293,7 +302,9 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                           maybe_none=read.maybe_none or read.holder.key in program.none_assigned,
                           self_update=any(u for u, _ in updates), augmented=any(a for _, a in updates),
                           fed=tuple(fed_reads(program.call_reads.get(freed_by, ()), first_reads, why.stepped,
-                                              program.weighted)))
+                                              program.weighted)),
+                          settled=_settled(program, (read, *first_reads), why.stepped,
+                                           program.stepped_after.get(id(failing.node), frozenset())))
     elif met.holding and any(_self_update(d, name)[0] for name, defs, _ in met.holding for d in defs):
         # No read on the way to the stale graph was recorded (a state dict read inside a helper's
         # comprehension): the variable the loop carries from its own old value is what holds it.
@@ -368,6 +379,18 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                     grads_read=why.grads_read and not why.stepped)
 
 
+def _state_like(read: Read) -> bool:
+    return read.shape == "container" or any(_self_update(d, read.holder.text)[0] for d in read.defs)
+
+
+def _fed_stepped(program: Program, freed_by: CallInfo, read: Read, stepped: frozenset[str]) -> bool:
+    """Whether the holder `read` reads went, in the freeing call's graph, into a module an optimizer
+    stepped after it."""
+    behind = program.call_reads.get(freed_by, ())
+    first_reads = tuple(r for r in behind if outermost(r).holder.key == read.holder.key)
+    return bool(first_reads) and bool(fed_reads(behind, first_reads, stepped, program.weighted))
+
+
 def _best_boundary(boundary: list[Boundary],
                    reinitialised: Callable[[Read], bool] | None = None) -> Boundary | None:
     """The carrier to name: a state variable or a container kept across iterations if one of the
@@ -378,7 +401,7 @@ def _best_boundary(boundary: list[Boundary],
     fallback: Boundary | None = None
     for found in boundary:
         read = outermost(found.read)
-        if read.shape == "container" or any(_self_update(d, read.holder.text)[0] for d in read.defs):
+        if _state_like(read):
             if reinitialised is None or not reinitialised(read):
                 return found
             fallback = fallback or found
@@ -395,7 +418,22 @@ def _produced_by_another_model(program: Program, read: Read | None, first_reads:
         # Two optimizers whose modules are not known (arguments of a `train` function): one of
         # them may well update the producer.
         return True
-    return bool(producers & program.optimizer_owners)
+    owners = {name for owner in program.optimizer_owners
+              for name in (owner, *program.owner_aliases.get(owner, ()))}
+    # `self.vae.dec` made inside the VAE's forward belongs to the optimizer of `vae.parameters()`.
+    return any(owns(owner, frozenset({producer})) for owner in owners for producer in producers)
+
+
+def _settled(program: Program, reads: tuple[Read, ...], between: frozenset[str], after: frozenset[str]) -> bool:
+    """Whether the modules that made what the reads read (`Carrier.settled`) are updated by optimizers
+    stepped between the two calls only: some stepped between, every known optimizer of them did,
+    none stepped after the failing call."""
+    producers = frozenset(r.producer for r in reads if r.producer)
+    if not producers or not between or any(owner.startswith("?") for owner in (*between, *after)):
+        return False
+    updating = {owner for owner in program.optimizer_owners if not owner.startswith("?")
+                and any(owns(name, producers) for name in (owner, *program.owner_aliases.get(owner, ())))}
+    return bool(updating) and all(owner in between and owner not in after for owner in updating)
 
 
 def _within(program: Program, facts: FileFacts, node: cst.CSTNode, container: cst.CSTNode) -> bool:

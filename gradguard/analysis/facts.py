@@ -63,6 +63,10 @@ class Carrier:
     # went into a module an optimizer then stepped, in the freeing call's graph: in a GAN, where the
     # fake batch entered the discriminator.
     fed: tuple[Read, ...] = ()
+    # Made by modules that only the optimizers stepped between the two calls update, none stepped
+    # after the failing call (an actor-critic's value, a discriminator's features used as a target):
+    # what the later loss would send into them no optimizer uses, so the later loss can read it detached.
+    settled: bool = False
 
 
 @dataclass(frozen=True)

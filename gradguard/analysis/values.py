@@ -217,6 +217,16 @@ def add_item_shape(container: Value, item: Value) -> tuple[bool, ...] | None:
     return tuple(x or y for x, y in zip(container.item_shape, shape, strict=True))
 
 
+def made_by(value: Value, label: str) -> Value:
+    """What a module's forward returned, named as made by the call `label` (`self.vae`), parts of
+    a returned tuple too (`recon, mu, logvar = self.vae(x)`): inside the forward they were named by
+    its own submodules (`self.dec`), which say nothing of whose optimizer updates them."""
+    elems = value.elems
+    if value.kind is Kind.TUPLE and elems:
+        elems = tuple(made_by(e, label) if e.nodes else e for e in elems)
+    return replace(value, label=label, elems=elems)
+
+
 def item_of(value: Value) -> str | None:
     """What an item put in a list is, when a fix may rely on it: "tensor", "tuple" (of tensors
     only: an LSTM layer's `(h, c)`), None for anything else."""

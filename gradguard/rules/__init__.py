@@ -23,6 +23,7 @@ from gradguard.analysis import api
 from gradguard.analysis.api import Receiver, Returns
 from gradguard.analysis.facts import CallKind, Cause, Conflict, FileFacts
 from gradguard.analysis.names import dotted
+from gradguard.analysis.values import Read
 from gradguard.model import Applicability, Diagnostic, Edit, Fix, Related, Span
 
 
@@ -205,6 +206,7 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         outside_loop=same_call or closure is not None,
         grad_feeds_loss=grad_feeds_later_code(facts, conflict),
         sampled=conflict.carrier is not None and conflict.carrier.sampled,
+        settled_input=conflict.carrier is not None and conflict.carrier.settled,
         guarded_apart=not same_call and facts.is_local(freed.statement) and facts.is_local(failing.statement)
         and codemods.enclosing_function(facts, freed.statement) is codemods.enclosing_function(facts, failing.statement)
         and model.guarded_apart(branches_around(facts, freed.statement), branches_around(facts, failing.statement)),
@@ -324,6 +326,12 @@ def carrier_shape(facts: FileFacts, conflict: Conflict) -> str:
     if carrier.is_container:
         return "dict" if syntactic == "dict" else "list"
     return syntactic or ("state" if carrier.shape_unknown else "tensor")
+
+
+def read_shape(facts: FileFacts, conflict: Conflict, read: Read) -> str:
+    """What one read of the carrier holds, as a detach of it is spelled: a tuple where that read
+    took a tuple (a discriminator's `(logits, features)`), else the carrier's shape."""
+    return "tuple" if read.shape == "tuple" else carrier_shape(facts, conflict)
 
 
 def _repeats(facts: FileFacts, edit: Edit) -> bool:

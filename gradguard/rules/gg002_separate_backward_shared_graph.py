@@ -10,7 +10,7 @@ from gradguard.analysis import api
 from gradguard.analysis.api import Receiver
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Applicability, Edit
-from gradguard.rules import ConflictRule, FixPlan
+from gradguard.rules import ConflictRule, FixPlan, read_shape
 
 
 class SeparateBackwardSharedGraph(ConflictRule):
@@ -24,11 +24,32 @@ class SeparateBackwardSharedGraph(ConflictRule):
             call = conflict.freed_by.node
             edits = [codemods.set_keyword(facts, call, "retain_graph", "True")] if isinstance(call, cst.Call) else []
             return FixPlan(tuple(edits), option.summary[:1].upper() + option.summary[1:], Applicability.UNSAFE)
+        if option.kind is model.FixKind.DETACH:
+            return _detach_later_reads(facts, conflict)
         if option.kind is not model.FixKind.SUM_LOSSES:
             return FixPlan(title="Run the forward again (or detach the shared input) before the second loss: "
                            "an optimizer stepped in between")
         edits, applicability = _fix(facts, conflict)
         return FixPlan(tuple(edits), applicability=applicability)
+
+
+def _detach_later_reads(facts: FileFacts, conflict: Conflict) -> FixPlan:
+    """The shared value detached where the later loss reads it (`advantage = td_target - value.detach()`):
+    its modules were updated for this batch already and nothing steps them after the later loss."""
+    assert conflict.carrier is not None
+    edits = []
+    seen: set[int] = set()
+    for read in conflict.carrier.reads:
+        if not facts.is_local(read.expr):
+            return FixPlan()
+        if id(read.expr) in seen:
+            continue
+        seen.add(id(read.expr))
+        detached = codemods.detached_as(facts, read.expr, read_shape(facts, conflict, read))
+        if detached is None:
+            return FixPlan()
+        edits.append(codemods.replace_node(facts, read.expr, detached))
+    return FixPlan(tuple(edits), applicability=Applicability.UNSAFE)
 
 
 def _backward_call(statement: cst.CSTNode | None) -> cst.Call | None:

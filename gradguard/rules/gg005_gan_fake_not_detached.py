@@ -6,7 +6,7 @@ from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.analysis.values import Read
-from gradguard.rules import ConflictRule, FixPlan, carrier_shape
+from gradguard.rules import ConflictRule, FixPlan, read_shape
 
 
 class GanFakeNotDetached(ConflictRule):
@@ -26,15 +26,13 @@ class GanFakeNotDetached(ConflictRule):
     def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
         edits = []
         seen: set[int] = set()
-        default = carrier_shape(facts, conflict)
         for found in _discriminator_reads(conflict):
             read = _local(facts, found)
             if read is None:
                 return FixPlan()
             if id(read.expr) not in seen:
                 seen.add(id(read.expr))
-                shape = "tuple" if read.shape == "tuple" else default
-                detached = codemods.detached_as(facts, read.expr, shape)  # type: ignore[arg-type]
+                detached = codemods.detached_as(facts, read.expr, read_shape(facts, conflict, read))  # type: ignore[arg-type]
                 if detached is None:
                     return FixPlan()
                 edits.append(codemods.replace_node(facts, read.expr, detached))

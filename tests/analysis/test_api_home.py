@@ -35,7 +35,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("rules/__init__.py", "tuple"): "the shape of a carrier, as the fixes spell it",
     ("rules/__init__.py", "list"): "the shape of a carrier",
     ("rules/__init__.py", "dict"): "the shape of a carrier",
-    ("rules/gg005_gan_fake_not_detached.py", "tuple"): "the shape of a carrier",
     ("rules/gg003_state_not_detached.py", "list"): "the shape of a carrier (a list state)",
     ("rules/gg003_state_not_detached.py", "dict"): "the shape of a carrier (a dict state)",
     ("runtime/causes.py", "tuple"): "what a container's items hold (per-layer (h, c) tuples)",

@@ -981,3 +981,204 @@ def test_the_running_list_is_detached_not_the_list_of_losses_built_afresh_each_s
     fixed = _fixed(source)
     assert "parts = [t.detach() for t in parts]" not in fixed
     assert "    scale = [t.detach() for t in scale]\n    scale = [0.9 * s" in fixed
+
+
+TD_NETS = textwrap.dedent("""\
+    import torch.nn as nn
+
+
+    class Policy(nn.Module):
+        def __init__(self, n_obs, n_act):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(n_obs, 16), nn.Tanh())
+            self.logits = nn.Linear(16, n_act)
+
+        def forward(self, obs):
+            return self.logits(self.body(obs))
+
+
+    class ValueNet(nn.Module):
+        def __init__(self, n_obs):
+            super().__init__()
+            self.trunk = nn.Sequential(nn.Linear(n_obs, 16), nn.ReLU())
+            self.out = nn.Linear(16, 1)
+
+        def forward(self, obs):
+            hidden = self.trunk(obs)
+            return self.out(hidden).squeeze(-1), hidden
+    """)
+
+# A one-step actor-critic as a trainer class (the nets in another module, a `while` loop, the
+# actor's update only on some steps): the critic's estimate, after the critic's step, weighs the
+# policy gradient; the actor's optimizer does not update the critic.
+TD_TRAINER = textwrap.dedent("""\
+    import torch
+
+    from td_nets import Policy, ValueNet
+
+    GAMMA = 0.9
+
+
+    class Learner:
+        def __init__(self, policy, critic):
+            self.policy, self.critic = policy, critic
+            self.policy_opt = torch.optim.SGD(policy.parameters(), lr=0.05)
+            self.critic_opt = torch.optim.SGD(critic.parameters(), lr=0.1)
+
+        def update(self, obs, next_obs, reward, update_policy):
+            dist = torch.distributions.Categorical(logits=self.policy(obs))
+            action = dist.sample()
+            estimate, _ = self.critic(obs)
+            with torch.no_grad():
+                bootstrap, _ = self.critic(next_obs)
+            target = reward + GAMMA * bootstrap
+            critic_loss = (target - estimate).pow(2).mean()
+            self.critic_opt.zero_grad()
+            critic_loss.backward()
+            self.critic_opt.step()
+            if update_policy:
+                weight = target - estimate
+                policy_loss = -(dist.log_prob(action) * weight).mean()
+                self.policy_opt.zero_grad()
+                policy_loss.backward()
+                self.policy_opt.step()
+            return critic_loss.item()
+
+
+    def main():
+        torch.manual_seed(3)
+        learner = Learner(Policy(5, 3), ValueNet(5))
+        step, last = 0, 0.0
+        while step < 12:
+            obs, next_obs = torch.randn(8, 5), torch.randn(8, 5)
+            last = learner.update(obs, next_obs, torch.randn(8), step % 3 != 0)
+            step += 1
+        total = sum(p.sum().item() for p in learner.policy.parameters())
+        print(f"{last:.5f} {total:.5f}")
+
+
+    main()
+    """)
+
+
+def _nets_prelude(name: str, source: str) -> str:
+    return (f"import sys, types\n{name} = types.ModuleType({name!r})\n"
+            f"exec({source!r}, {name}.__dict__)\nsys.modules[{name!r}] = {name}\n")
+
+
+def test_a_value_the_later_loss_only_weighs_by_is_detached_where_that_loss_reads_it(tmp_path: Path) -> None:
+    # The critic's optimizer stepped between the two backwards and no optimizer stepped after the
+    # policy's backward updates the critic: its gradient from the policy loss would be thrown away,
+    # so the policy loss reads the estimate detached (the idiomatic `(target - value).detach()`).
+    (tmp_path / "td_nets.py").write_text(TD_NETS, encoding="utf-8")
+    path = tmp_path / "train.py"
+    path.write_text(TD_TRAINER, encoding="utf-8")
+    found = analyze(TD_TRAINER, path=str(path))
+    assert [d.code for d in found] == ["GG002"] and found[0].fix is not None
+    fixed, _ = fix_text_round(TD_TRAINER, choose_fixes(found, unsafe=True))
+    assert "weight = target - estimate.detach()" in fixed
+    hand = TD_TRAINER.replace("weight = target - estimate\n", "weight = (target - estimate).detach()\n")
+    runs = run_source_many({"td_fixed.py": fixed, "td_hand.py": hand},
+                           prelude=_nets_prelude("td_nets", TD_NETS))
+    assert runs["td_fixed.py"].error_type is None, runs["td_fixed.py"].stderr
+    assert runs["td_hand.py"].error_type is None, runs["td_hand.py"].stderr
+    assert runs["td_fixed.py"].stdout == runs["td_hand.py"].stdout
+
+
+@pytest.mark.parametrize("variant", ["one optimizer of both modules", "one optimizer of a list of both",
+                                     "a trunk both optimizers update"])
+def test_a_shared_value_the_later_step_still_trains_is_not_detached(variant: str) -> None:
+    # Detaching would drop gradients a later step uses: the same optimizer steps again after the
+    # policy's backward (known to own the critic, or over a list nothing tells apart), or the
+    # policy's optimizer updates part of the module that made the value.
+    source = TD_TRAINER.replace("from td_nets import Policy, ValueNet\n", TD_NETS.replace("import torch.nn as nn\n",
+                                                                                        "import torch.nn as nn\n\n"))
+    if variant == "one optimizer of both modules":
+        source = source.replace("class Learner:", textwrap.dedent("""\
+            class Agent(nn.Module):
+                def __init__(self, policy, critic):
+                    super().__init__()
+                    self.policy, self.critic = policy, critic
+
+
+            class Learner:"""))
+        source = source.replace(
+            "        self.policy_opt = torch.optim.SGD(policy.parameters(), lr=0.05)\n"
+            "        self.critic_opt = torch.optim.SGD(critic.parameters(), lr=0.1)\n",
+            "        self.agent = Agent(policy, critic)\n"
+            "        self.policy_opt = self.critic_opt = torch.optim.SGD(self.agent.parameters(), lr=0.1)\n")
+    elif variant == "one optimizer of a list of both":
+        source = source.replace("self.policy_opt = torch.optim.SGD(policy.parameters(), lr=0.05)",
+                                "self.policy_opt = self.critic_opt = torch.optim.SGD(\n"
+                                "                [*policy.parameters(), *critic.parameters()], lr=0.1)")
+        source = source.replace("        self.critic_opt = torch.optim.SGD(critic.parameters(), lr=0.1)\n", "")
+    else:
+        source = source.replace("torch.optim.SGD(policy.parameters(), lr=0.05)",
+                                "torch.optim.SGD([*policy.parameters(), *critic.trunk.parameters()], lr=0.05)")
+    assert source.count("torch.optim.SGD(") == (2 if variant == "a trunk both optimizers update" else 1)
+    found = analyze(source)
+    assert [d.code for d in found] == ["GG002"]
+    fixed, _ = fix_text_round(source, choose_fixes(found, unsafe=True))
+    assert "estimate.detach()" not in fixed
+
+
+VAE_GAN = textwrap.dedent('''\
+    """A VAE whose reconstructions a critic also judges, trained by a function given both models."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class VAE(nn.Module):
+        def __init__(self, x_dim=10, z_dim=3):
+            super().__init__()
+            self.enc = nn.Linear(x_dim, 2 * z_dim)
+            self.dec = nn.Sequential(nn.Linear(z_dim, 16), nn.Tanh(), nn.Linear(16, x_dim))
+
+        def forward(self, x):
+            mu, logvar = self.enc(x).chunk(2, dim=-1)
+            z = mu + torch.randn_like(mu) * (0.5 * logvar).exp()
+            return self.dec(z), mu, logvar
+
+
+    def fit(vae, critic, opt_vae, opt_critic, batches):
+        for x in batches:
+            recon, mu, logvar = vae(x)
+            real, fake = critic(x), critic(recon)
+            critic_loss = F.softplus(-real).mean() + F.softplus(fake).mean()
+            opt_critic.zero_grad()
+            critic_loss.backward()
+            opt_critic.step()
+            kl = -0.5 * torch.mean(1 + logvar - mu.pow(2) - logvar.exp())
+            vae_loss = F.mse_loss(recon, x) + 0.1 * kl + 0.05 * F.softplus(-critic(recon)).mean()
+            opt_vae.zero_grad()
+            vae_loss.backward()
+            opt_vae.step()
+        return vae_loss.item()
+
+
+    def main():
+        torch.manual_seed(5)
+        vae, critic = VAE(), nn.Sequential(nn.Linear(10, 16), nn.LeakyReLU(0.2), nn.Linear(16, 1))
+        opt_vae = torch.optim.Adam(vae.parameters(), lr=1e-3)
+        opt_critic = torch.optim.Adam(critic.parameters(), lr=1e-3)
+        last = fit(vae, critic, opt_vae, opt_critic, [torch.randn(8, 10) for _ in range(6)])
+        print(f"{last:.5f} {sum(p.sum().item() for p in vae.parameters()):.5f}")
+
+
+    main()
+    ''')
+
+
+def test_a_reconstruction_a_critic_scores_is_the_generator_s_output_and_is_detached_for_the_critic() -> None:
+    # `recon` is made inside the VAE's forward by its decoder (`self.dec`): returned by `vae(x)`,
+    # it is the VAE's output, whose optimizer is not the critic's. A GAN step, not two losses of
+    # one forward: the critic's loss gets it detached.
+    found = analyze(VAE_GAN)
+    assert [d.code for d in found] == ["GG005"]
+    fixed, _ = fix_text_round(VAE_GAN, choose_fixes(found, unsafe=True))
+    assert "real, fake = critic(x), critic(recon.detach())" in fixed
+    hand = VAE_GAN.replace("critic(recon)\n", "critic(recon.detach())\n")
+    runs = run_source_many({"vaegan_fixed.py": fixed, "vaegan_hand.py": hand})
+    assert runs["vaegan_fixed.py"].error_type is None, runs["vaegan_fixed.py"].stderr
+    assert runs["vaegan_fixed.py"].stdout == runs["vaegan_hand.py"].stdout
