@@ -425,6 +425,14 @@ class AutogradEvents:
         # Inside a method of `agent`, `self.actor` is also `agent.actor`: the modules called from
         # outside `agent` carry that label.
         names = frozenset({owner, *self.owner_aliases.get(owner, ())})
+        held = self.owner_objects.get(owner)
+        if held is not None and frame is not None:
+            # The optimizer was made before the module was handed on (`Trainer(netD, optimizerD)`):
+            # where it steps, the module goes by other names (`self.netD`).
+            found = self.holders_of(held, state, frame) - names
+            if found:
+                self.owner_aliases[owner] = self.owner_aliases.get(owner, frozenset()) | found
+                names = names | found
         names = names | {self.outside_label(name) for name in names}
         for retained in self.retains:
             self.stepped_after_retain[retained] = self.stepped_after_retain.get(retained, frozenset()) | names

@@ -577,6 +577,7 @@ class CallEvaluation:
             if owner is not None and state is not None and frame is not None:
                 held = self.peek(first.func.value, state, frame)
                 if held is not None and held.kind in (Kind.INSTANCE, Kind.MODULE):
+                    self.owner_objects[owner] = held
                     aliases = self.holders_of(held, state, frame) - {owner}
                     if aliases:
                         self.owner_aliases[owner] = self.owner_aliases.get(owner, frozenset()) | aliases

@@ -197,6 +197,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.calling: dict[cst.CSTNode, bool] = {}  # whether a statement calls anything
         # Other names of the module an optimizer updates (`qf1` given to `__init__` is `self.qf1`).
         self.owner_aliases: dict[str, frozenset[str]] = {}
+        # The module object each optimizer owner named (its holders when the optimizer steps are its names too).
+        self.owner_objects: dict[str, Value] = {}
         self.class_assigned: dict[object, frozenset[str]] = {}
         self.class_unseen: dict[object, bool] = {}
         self.last_backward: frozenset[int] = frozenset()

@@ -41,8 +41,6 @@ _CROSS_MODULE = ("the value is computed in a method of a class that now lives in
 _DICT_ACCUMULATOR = "the analysis does not see a loss accumulated in a dict entry (`state['total'] += loss`)"
 _TUPLE_ACCUMULATOR = ("an accumulator rebuilt into a tuple each step is GG003 on its temporary, not GG004; "
                       "detaching it may meet the Python number it starts as, so the fix is withheld")
-_GAN_IN_TRAINER = ("the optimizers reach the Trainer through __init__ parameters: the analysis does not tie "
-                   "`self.optimizerG` to `self.netG`, so the GAN step is GG002 and is recomputed by hand")
 
 _IN_BOTH_ARMS = ("the statement the fix edits (the forward to recompute, the loss to compute in the closure) is one "
                  "of two copies in the arms of an `if`; an edit of one copy leaves the finding on the other, so "
@@ -62,8 +60,6 @@ GAPS: dict[tuple[str, str], tuple[str, str]] = {
     ("gg004_epoch_loss_backward_in_loop", "state-in-a-tuple"): ("no-fix", _TUPLE_ACCUMULATOR),
     ("gg004_grad_accum_not_reset", "state-in-a-tuple"): ("no-fix", _TUPLE_ACCUMULATOR),
     ("gg004_total_loss_iadd", "state-in-a-tuple"): ("no-fix", _TUPLE_ACCUMULATOR),
-    ("gg005_dcgan_synthetic", "loop-in-a-trainer"): ("no-fix", _GAN_IN_TRAINER),
-    ("gg005_gan_notebook", "loop-in-a-trainer"): ("no-fix", _GAN_IN_TRAINER),
     ("gg001_sam_second_step", "calls-under-flags"): ("no-fix", _IN_BOTH_ARMS),
     ("gg001_lbfgs_closure_outside_loss", "calls-under-flags"): ("no-fix", _IN_BOTH_ARMS),
     ("gg004_total_loss_iadd", "backward-under-a-call"): ("different", _ACCUMULATION_READ_AS_PERIODIC),

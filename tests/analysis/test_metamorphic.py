@@ -41,8 +41,6 @@ OPEN = {
     ("gg004_grad_accum_not_reset", "state-in-a-tuple"): _TUPLE_ACCUMULATED,
     ("gg004_total_loss_iadd", "state-in-a-tuple"): _TUPLE_ACCUMULATED,
     ("gg010_running_loss_tensor", "state-in-a-dict"): "loss tensors kept in a dict entry across steps are not seen",
-    ("gg005_dcgan_synthetic", "loop-in-a-trainer"): "optimizers passed to `Trainer.__init__` are not tied to the "
-                                                    "modules they step: the GAN step is GG002",
     ("c1_hidden_detach_inplace", "state-in-a-dict"): _DICT_DETACHED,
 }
 

@@ -2413,3 +2413,54 @@ def test_a_carried_list_s_items_are_what_the_program_put_in_it(start: str, item:
     [conflict] = facts.conflicts
     assert conflict.carrier is not None and conflict.carrier.holder.text == "hs"
     assert conflict.carrier.is_container and conflict.carrier.items == items
+
+
+# -- who an optimizer updates, and what a module's call made ------------------------------------
+
+_GAN_TRAINER = _program("""
+    class Gen(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(4, 8)
+            self.head = nn.Linear(8, 8)
+
+        def forward(self, z):
+            h = torch.tanh(self.body(z))
+            return self.head(h), h
+
+
+    class Trainer:
+        def __init__(self, gen, disc, opt_g, opt_d):
+            self.gen, self.disc, self.opt_g, self.opt_d = gen, disc, opt_g, opt_d
+
+        def step(self, real):
+            fake, _ = self.gen(torch.randn(16, 4))
+            d_loss = self.disc(real).mean() - self.disc(fake).mean()
+            self.opt_d.zero_grad()
+            d_loss.backward()
+            self.opt_d.step()
+            g_loss = self.disc(fake).mean()
+            self.opt_g.zero_grad()
+            g_loss.backward()
+            self.opt_g.step()
+
+
+    gen, disc = Gen(), nn.Linear(8, 1)
+    opt_g = torch.optim.Adam(gen.parameters())
+    opt_d = torch.optim.Adam(disc.parameters())
+    trainer = Trainer(gen, disc, opt_g, opt_d)
+    for _ in range(3):
+        trainer.step(torch.randn(16, 8))
+    """)
+
+
+def test_an_optimizer_made_before_its_module_is_handed_on_names_it_where_it_steps() -> None:
+    # `opt_d` was made over `disc`; it steps as `self.opt_d` where the module is `self.disc`.
+    facts = facts_for(_GAN_TRAINER)
+    assert facts is not None and len(facts.conflicts) == 1
+    conflict = facts.conflicts[0]
+    assert {"disc", "self.disc"} <= conflict.stepped
+    # The part of the tuple `self.gen(...)` returned is the generator's output, not its `self.head`'s.
+    assert conflict.carrier is not None and conflict.carrier.holder.text == "fake"
+    assert {r.producer for r in conflict.carrier.first_reads} == {"self.gen"}
+    assert conflict.cause.name == "GAN_REUSE"
