@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from gradguard.model import Diagnostic, Note
@@ -16,18 +17,33 @@ from gradguard.model import Diagnostic, Note
 if TYPE_CHECKING:
     from gradguard.analysis.facts import FileFacts
 
-# Words every finding needs, then the call shapes themselves. A file with none of them cannot hold a
-# finding ("backward compatibility" in a docstring passes the first test, not the second).
-_NEEDLES = (b"backward", b"retain_graph", b"autograd")
-_CALL_SHAPES = re.compile(rb"\b(?:backward|grad|manual_backward)\s*\(|\b(?:retain_graph|create_graph)\s*=")
+@cache
+def _prefilter() -> tuple[tuple[bytes, ...], re.Pattern[bytes]]:
+    """Words every finding needs, then the call shapes themselves, from the API facts: the methods that
+    run a backward pass (`backward`, `manual_backward`, mmengine's `update_params`), the functions that
+    do (found by the module they live in, `autograd`, since their own names are common words such as
+    `grad`), and the keywords that keep or build a graph. A file with none of them cannot hold a
+    finding ("backward compatibility" in a docstring passes the first test, not the second)."""
+    from gradguard.analysis import api
+    from gradguard.analysis.api import torch_tensor
+
+    runs = [fact for fact in api.hand_facts() if fact.backward is not None]
+    methods = {fact.name for fact in runs if fact.receiver is not None}
+    functions = [fact.name.split(".") for fact in runs if fact.receiver is None]
+    words = methods | {parts[-2] for parts in functions if len(parts) > 1} | set(torch_tensor.GRAPH_KEYWORDS)
+    called = "|".join(sorted(map(re.escape, methods | {parts[-1] for parts in functions})))
+    keywords = "|".join(sorted(map(re.escape, torch_tensor.GRAPH_KEYWORDS)))
+    shapes = re.compile(rf"\b(?:{called})\s*\(|\b(?:{keywords})\s*=".encode())
+    return tuple(sorted(word.encode() for word in words)), shapes
 
 
 def might_hold_finding(data: bytes | str) -> bool:
     """The cheap text prefilter: False when the text cannot hold any finding (no parsing needed)."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if not any(needle in raw for needle in _NEEDLES):
+    needles, shapes = _prefilter()
+    if not any(needle in raw for needle in needles):
         return False
-    return _CALL_SHAPES.search(raw) is not None
+    return shapes.search(raw) is not None
 
 
 def facts_for(source: str, describe_row: Callable[[int], str] | None = None,
