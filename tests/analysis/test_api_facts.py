@@ -211,6 +211,27 @@ def test_every_knowledge_name_is_known_to_torch_or_python() -> None:
                 assert resolve(qualified) is not None, (name, qualified)
 
 
+def test_where_backward_and_grad_take_their_arguments_is_torch_s_signature() -> None:
+    """The (position, keyword) facts the analysis and the monitor read `retain_graph=` and the roots by."""
+    import inspect
+
+    from gradguard.analysis.api import torch_functions as F
+    from gradguard.analysis.api import torch_tensor as T
+
+    checked = {
+        F.BACKWARD_FUNCTION: (F.BACKWARD_ROOTS, F.BACKWARD_RETAIN, F.BACKWARD_CREATE),
+        F.GRAD_FUNCTION: (F.GRAD_OUTPUTS, F.GRAD_INPUTS, F.GRAD_RETAIN, F.GRAD_CREATE),
+        "torch.Tensor.backward": (T.BACKWARD_RETAIN, T.BACKWARD_CREATE),
+    }
+    for name, placed in checked.items():
+        parameters = list(inspect.signature(resolve(name)).parameters)
+        if name.startswith(torch_ops.TENSOR_PREFIX):
+            parameters = parameters[1:]  # self
+        for position, keyword in placed:
+            assert parameters[position] == keyword, (name, position, keyword)
+    assert T.RETAIN_GRAPH in T.RETAIN_KEYWORDS and T.CREATE_GRAPH in T.GRAPH_KEYWORDS
+
+
 # -- each generated category against torch itself ----------------------------------------------------
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gradguard.analysis import api
-from gradguard.analysis.api import Backward, Receiver, Returns, torch_functions, torch_tensor
+from gradguard.analysis.api import Backward, Receiver, Returns, parametrize, torch_functions, torch_tensor
 from gradguard.analysis.api.packages import KNOWN, TORCH
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,13 +58,25 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("runtime/dynamo.py", "torch._dynamo"): "the compiler the monitor keeps out of its own frames",
     ("runtime/deep.py", "torch._dynamo.utils"): "the compiler's module, read for its counters",
     ("runtime/explain.py", "torch.distributed"): "imported to read the rank of the process",
+    ("rules/gg008_framework_calls_backward.py", "name"): "the attribute of a syntax node, not parametrize's keyword",
+    ("runtime/source.py", "name"): "the attribute of a syntax node, not parametrize's keyword",
 }
+
+
+def _keywords() -> frozenset[str]:
+    """The keyword arguments the facts speak of (`retain_graph`, `inputs`, a callback's `closure`)."""
+    placed = (torch_functions.BACKWARD_ROOTS, torch_functions.BACKWARD_RETAIN, torch_functions.BACKWARD_CREATE,
+              torch_functions.GRAD_OUTPUTS, torch_functions.GRAD_INPUTS, torch_functions.GRAD_RETAIN,
+              torch_functions.GRAD_CREATE, torch_tensor.BACKWARD_RETAIN, torch_tensor.BACKWARD_CREATE)
+    called = {fact.calls.keyword for fact in api.hand_facts() if fact.calls is not None and fact.calls.keyword}
+    return frozenset({keyword for _, keyword in placed} | set(torch_tensor.GRAPH_KEYWORDS)
+                     | set(torch_functions.ROOT_KEYWORDS) | set(parametrize.NAME_KEYWORDS) | called)
 
 
 def _api_names() -> frozenset[str]:
     hand = {fact.name for fact in api.hand_facts()}
     generated = {fact.name for fact in api.all_facts() if "." in fact.name}
-    return frozenset(hand | generated | {family.prefix for family in api.families()})
+    return frozenset(hand | generated | {family.prefix for family in api.families()} | _keywords())
 
 
 def _is_api_name(text: str, names: frozenset[str]) -> bool:
@@ -84,8 +96,13 @@ def _strings(tree: ast.AST) -> Iterator[ast.Constant]:
         elif isinstance(node, ast.JoinedStr):
             skip.update(id(value) for value in node.values)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in skip:
             yield node
+
+
+def _text(node: ast.Constant) -> str:
+    """A string constant's text; a bytes constant's too (the prefilter's words were bytes)."""
+    return node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
 
 
 def _literals() -> dict[tuple[str, str], list[int]]:
@@ -97,8 +114,8 @@ def _literals() -> dict[tuple[str, str], list[int]]:
                 continue
             where = path.relative_to(PACKAGE).as_posix()
             for node in _strings(ast.parse(path.read_text(encoding="utf-8"))):
-                if _is_api_name(node.value, names):
-                    found.setdefault((where, node.value), []).append(node.lineno)
+                if _is_api_name(_text(node), names):
+                    found.setdefault((where, _text(node)), []).append(node.lineno)
     return found
 
 
@@ -116,9 +133,10 @@ def test_every_allowed_literal_still_occurs() -> None:
 
 def test_the_scan_sees_an_api_literal() -> None:
     names = _api_names()
-    tree = ast.parse('def f(m):\n    """backward"""\n    return m == "backward" or {"step": 1} or m == "torch.nn."\n')
-    seen = [node.value for node in _strings(tree) if _is_api_name(node.value, names)]
-    assert seen == ["backward", "torch.nn."]
+    tree = ast.parse('def f(m):\n    """backward"""\n    return m == "backward" or {"step": 1} or m == "torch.nn." '
+                     'or m == "retain_graph" or m == b"update_params"\n')
+    seen = [_text(node) for node in _strings(tree) if _is_api_name(_text(node), names)]
+    assert seen == ["backward", "torch.nn.", "retain_graph", "update_params"]
 
 
 # -- the lookups the interpreter and the runtime ask ---------------------------------------------
