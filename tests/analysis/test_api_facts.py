@@ -58,7 +58,7 @@ def resolve(dotted: str) -> Any:
 
 def call(qualified: str, label: str) -> tuple[Any, list[Any]]:
     """Run a generated op on fresh arguments built from its signature label."""
-    torch.manual_seed(0)
+    GEN._seed()
     args, tracked = GEN.arguments(label)
     if qualified.startswith(torch_ops.TENSOR_PREFIX):
         return getattr(args[0], qualified.removeprefix(torch_ops.TENSOR_PREFIX))(*args[1:]), tracked
@@ -104,17 +104,14 @@ def generated(pick: Any) -> Iterator[tuple[str, dict[str, Any]]]:
 # -- the table is torch's own answer, and current ------------------------------------------------------
 
 MODULES: dict[str, dict[str, Any]] = torch_ops.table()["modules"]
-SAMPLE = sorted(OPS)[::4]
-MODULE_SAMPLE = sorted(MODULES)[::8]
 
 
-def test_regenerating_a_fixed_sample_gives_the_shipped_entries() -> None:
-    table = json.loads((ROOT / "gradguard" / "analysis" / "api" / "torch_ops.json").read_text(encoding="utf-8"))
-    assert table["torch"] == torch.__version__.split("+")[0]
-    fresh = GEN.generate(only=SAMPLE + MODULE_SAMPLE)
-    assert len(SAMPLE) >= 300
-    assert fresh["ops"] == {name: table["ops"][name] for name in SAMPLE}
-    assert fresh["modules"] == {name: table["modules"][name] for name in MODULE_SAMPLE}
+def test_regenerating_the_table_gives_the_shipped_text() -> None:
+    """The whole table, generated again from the installed torch, is the shipped file byte for byte
+    (what `python tools/generate_torch_facts.py --check` checks)."""
+    text = (ROOT / "gradguard" / "analysis" / "api" / "torch_ops.json").read_text(encoding="utf-8")
+    assert json.loads(text)["torch"] == torch.__version__.split("+")[0]
+    assert GEN.dump(GEN.generate()) == text
 
 
 def test_the_table_covers_every_op_tried_and_counts_the_rest() -> None:
@@ -268,7 +265,7 @@ def test_a_cut_result_has_no_grad_fn() -> None:
 def test_in_place_ops_keep_or_drop_the_receivers_history_as_stated() -> None:
     checked = 0
     for name, entry in generated(lambda e: e.get("inplace") and entry_receiver_first(e)):
-        torch.manual_seed(0)
+        GEN._seed()
         args, tracked = GEN.arguments(entry["args"])
         old = tracked[0].grad_fn
         method = name.removeprefix(torch_ops.TENSOR_PREFIX)
