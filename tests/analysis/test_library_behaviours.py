@@ -2,7 +2,8 @@
 outputs and batched by TensorDataset/DataLoader, forward hooks that store activations (a lambda
 appending to a list; a pre-hook object keeping its module's inputs; a hook object's bound method
 keeping the last output, read once as a target), `functools.lru_cache` / `cached_property`, the legacy `weight_norm` attribute,
-`parametrize.cached()` around a loop, distributions and dict caches kept across steps.
+`parametrize.cached()` around a loop, distributions and dict caches kept across steps, and a
+spiking layer's state reset in place (`self.mem.zero_()` keeps the old graph behind the zeros).
 
 Each program in `library/` is a small training script that runs under real torch:
 
@@ -46,6 +47,8 @@ BY_HAND = {
     "parametrize_cached_around_loop": "`parametrize.cached()` belongs inside the loop, around one step",
     "pre_hook_keeps_inputs": "the list is filled in the hook object's `__call__` and is named `self.features` "
                              "there; emptying it in the loop needs `model.store.features`",
+    "spiking_reset_in_place": "the reset belongs in the layer's `reset()` of the model's class (`self.mem = "
+                              "torch.zeros_like(self.mem)`), a method the loop only calls",
     "hook_object_keeps_target": "the targets want the reference forward under `torch.no_grad()` (data built "
                                 "without grad at its source), a fix kind the planner does not offer yet",
 }
