@@ -385,6 +385,42 @@ def test_builtin_sum_max_min_save_no_tensors() -> None:
     assert "sum" in knowledge.NON_SAVING_FUNCTIONS or "torch.sum" in knowledge.NON_SAVING_FUNCTIONS
 
 
+TWICE = """\
+import torch
+
+w = {make}
+parts = [w * w, w * 3.0]
+loss = ({combine}).sum()
+loss.backward()
+loss.backward()
+"""
+
+
+@pytest.mark.parametrize(("make", "combine", "raises"), [
+    ("torch.tensor([1.0, 2.0], requires_grad=True)", "torch.stack(parts)", True),
+    ("torch.ones(2, requires_grad=True)", "torch.stack(parts)", True),
+    ("torch.tensor([1.0, 2.0], requires_grad=True)", "sum(parts)", True),
+    ("torch.tensor([1.0, 2.0], requires_grad=True) + 0", "sum([w + 1.0, w - 2.0])", False),
+    ("torch.tensor([1.0, 2.0], requires_grad=True)", "torch.stack([w + 1.0, w - 2.0])", False),
+])
+def test_the_analysis_and_torch_agree_on_factories_and_builtin_sum(make: str, combine: str, raises: bool) -> None:
+    """`torch.tensor(..., requires_grad=True)` is a leaf that requires grad as `torch.ones` is (it lost
+    the flag once), and the builtin `sum` saves nothing (only what it adds may): the second backward is
+    flagged exactly when torch raises."""
+    from gradguard.analysis import analyze
+
+    source = TWICE.format(make=make, combine=combine)
+    try:
+        exec(compile(source, "twice.py", "exec"), {})
+        raised = False
+    except RuntimeError as exc:
+        assert "second time" in str(exc)
+        raised = True
+    assert raised is raises
+    found = [(d.code, d.span.start.row) for d in analyze(source)]
+    assert found == ([("GG001", 7)] if raises else [])
+
+
 def test_grad_mode_facts() -> None:
     from gradguard.analysis.api.facts import GradMode
 
