@@ -180,6 +180,9 @@ class Fact:
     # Returns some items of the container its first argument is, chosen at random (`random.sample`):
     # a container read so is a store the program samples from (a replay buffer).
     picks: bool = False
+    # With Returns.ARGUMENTS: the keywords whose arguments come back, in this order, each wrapped
+    # (`deepspeed.initialize(model=m, optimizer=o)` gives m's engine, o, ...); none: the positional ones.
+    hands_back: tuple[str, ...] = ()
     updates_weights: bool = False  # an optimizer's update: the weights change in place
     resets_grads: bool = False  # an optimizer's `zero_grad`: with its update, the receiver is an optimizer
     source: str = "hand"  # "hand", "torch" (generated from the installed torch) or "config"
