@@ -396,6 +396,9 @@ class CallEvaluation:
             # Positions not known: every one a tuple of what the items hold (`ref`, see `assign`).
             column = self.container_of(Kind.TUPLE, [replace(item, element=False)], exact=False)
             return Value(Kind.TUPLE, item.nodes, item.top, item.grad, ref=column)
+        if collects is Collects.DICT and not args and kwargs and not starred:
+            values = list(kwargs.values())
+            return replace(self.container_of(Kind.DICT, values), elems=tuple(values), keys=tuple(kwargs))
         if collects is not None:
             values = [v for _, v in args]
             if values and all(v.kind is Kind.DATA for v in values):

@@ -108,6 +108,7 @@ class Collects(Enum):
     ZIP = "zip"  # tuples of the items of each argument
     ENUMERATE = "enumerate"  # an index and an item
     ITEMS = "items"  # items of its arguments, in a container of its own
+    DICT = "dict"  # as ITEMS; given keyword arguments only, a dict of them by their names
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ class BaseClass:
     manual_flag: str | None = None  # attribute that, set False, hands backward to the user
     graph_free: tuple[str, ...] = ()  # methods that run without building a graph (autograd.Function)
     loss_keys: tuple[str, ...] = ()  # keys of a returned dict that hold the loss backward() runs on
+    framework: str = ""  # how messages name what runs that backward ("Lightning")
 
 
 @dataclass(frozen=True)
