@@ -182,6 +182,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # Nodes handed out again by a memoising decorator (and the function it decorates) or by a
         # block that caches (None).
         self.memoised: dict[int, FunctionInfo | None] = {}
+        # The same nodes by the call that was handed them (`self.relative_bias(x.shape[1])`).
+        self.memo_calls: dict[int, cst.CSTNode] = {}
         # Module calls by (site, how many times it had been evaluated): the module called and the
         # objects whose methods were running, whose parameters their nodes saved.
         self.module_calls: dict[tuple[int, int], frozenset[str]] = {}
