@@ -2,7 +2,8 @@
 outputs and batched by TensorDataset/DataLoader, forward hooks that store activations (a lambda
 appending to a list; a pre-hook object keeping its module's inputs; a hook object's bound method
 keeping the last output, read once as a target), `functools.lru_cache` / `cached_property`, the legacy `weight_norm` attribute,
-`parametrize.cached()` around a loop, distributions and dict caches kept across steps, and a
+`parametrize.cached()` around a loop, distributions kept across steps (built from tensors with a
+graph, or from a leaf whose lazily computed `probs` they cache), dict caches, and a
 spiking layer's state reset in place (`self.mem.zero_()` keeps the old graph behind the zeros).
 
 Each program in `library/` is a small training script that runs under real torch:
@@ -63,6 +64,7 @@ OPEN_FIX = {
 CARRIERS = {
     "cached_property_weights": "self.unit_prototypes",
     "distribution_built_once": "posterior",
+    "distribution_lazy_probs": "self.gate",
     "hook_lambda_appends": "activations",
     "hook_object_keeps_target": "targets",
     "lru_cache_method": "self.relative_bias(x.shape[1])",
