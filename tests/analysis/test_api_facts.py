@@ -503,6 +503,49 @@ def test_legacy_weight_norm_caches_the_weight_until_the_next_forward() -> None:
     assert layer.weight is not first
 
 
+LEGACY_NORM = """\
+import torch
+import torch.nn as nn
+from torch.nn.utils import {norm}
+
+layer = {norm}(nn.Linear(3, 3))
+opt = torch.optim.SGD(layer.parameters(), lr=0.1)
+kernel = layer.weight
+for step in range(3):
+    {inside}
+    loss = layer(torch.randn(2, 3)).pow(2).mean() + kernel.pow(2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize(("norm", "inside", "raises"), [
+    ("weight_norm", "pass", True),  # computed with a graph when applied
+    ("spectral_norm", "pass", False),  # a copy without graph until the first forward
+    ("weight_norm", "kernel = layer.weight", True),  # the last forward's, freed by its backward
+    ("spectral_norm", "kernel = layer.weight", True),
+])
+def test_legacy_norm_weights_read_before_a_forward(norm: str, inside: str, raises: bool) -> None:
+    """What the legacy hooks leave in `weight` before the first forward and between forwards, as the
+    facts say (`Computes.FORWARD` / `AFTER_FORWARD`): the analysis flags the backward exactly when
+    torch raises."""
+    from gradguard.analysis import analyze
+    from gradguard.analysis.api import Computes
+
+    fact = api.lookup(f"torch.nn.utils.{norm}")
+    assert fact is not None and fact.computes is (Computes.FORWARD if norm == "weight_norm" else Computes.AFTER_FORWARD)
+    source = LEGACY_NORM.format(norm=norm, inside=inside)
+    try:
+        exec(compile(source, "norm.py", "exec"), {})
+        raised = False
+    except RuntimeError as exc:
+        assert "second time" in str(exc)
+        raised = True
+    assert raised is raises
+    assert [d.span.start.row for d in analyze(source)] == ([12] if raises else [])
+
+
 def test_parametrizations_recompute_on_each_read_except_inside_cached() -> None:
     layer = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(2, 2))
     assert layer.weight is not layer.weight

@@ -97,6 +97,8 @@ class Computes(Enum):
 
     READ = "read"  # again on each read (parametrizations)
     FORWARD = "forward"  # once at the call, then by each forward (the legacy weight_norm hooks)
+    # Only by each forward; before the first, a copy without graph (the legacy spectral_norm hooks).
+    AFTER_FORWARD = "after-forward"
     REMOVED = "removed"  # no more: a plain parameter again
 
 
