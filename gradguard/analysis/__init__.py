@@ -15,35 +15,45 @@ from typing import TYPE_CHECKING
 from gradguard.model import Diagnostic, Note
 
 if TYPE_CHECKING:
+    from gradguard.analysis.api.facts import Fact
     from gradguard.analysis.facts import FileFacts
+
+# What the API facts say a finding needs, written out so that a file is screened without importing
+# the facts (a warm run never does): the methods that run a backward pass (`backward`,
+# `manual_backward`, mmengine's `update_params`), the functions that do, found by the module they live
+# in (`autograd`: their own names are common words such as `grad`), and the keywords that keep or build
+# a graph. `prefilter_words` in tests/analysis/test_api_home.py derives the same from the facts.
+_WORDS = (b"autograd", b"backward", b"create_graph", b"manual_backward", b"retain_graph", b"retain_variables",
+          b"update_params")
+_CALLED = (b"backward", b"grad", b"manual_backward", b"update_params")
+_KEYWORDS = (b"create_graph", b"retain_graph", b"retain_variables")
+
 
 @cache
 def _prefilter() -> tuple[tuple[bytes, ...], re.Pattern[bytes]]:
-    """Words every finding needs, then the call shapes themselves, from the API facts: the methods that
-    run a backward pass (`backward`, `manual_backward`, mmengine's `update_params`), the functions that
-    do (found by the module they live in, `autograd`, since their own names are common words such as
-    `grad`), and the keywords that keep or build a graph. A file with none of them cannot hold a
-    finding ("backward compatibility" in a docstring passes the first test, not the second)."""
-    from gradguard.analysis import api
-    from gradguard.analysis.api import torch_tensor
-
-    runs = [fact for fact in api.hand_facts() if fact.backward is not None]
-    methods = {fact.name for fact in runs if fact.receiver is not None}
-    functions = [fact.name.split(".") for fact in runs if fact.receiver is None]
-    words = methods | {parts[-2] for parts in functions if len(parts) > 1} | set(torch_tensor.GRAPH_KEYWORDS)
-    called = "|".join(sorted(map(re.escape, methods | {parts[-1] for parts in functions})))
-    keywords = "|".join(sorted(map(re.escape, torch_tensor.GRAPH_KEYWORDS)))
-    shapes = re.compile(rf"\b(?:{called})\s*\(|\b(?:{keywords})\s*=".encode())
-    return tuple(sorted(word.encode() for word in words)), shapes
+    """Words every finding needs, then the call shapes themselves. A file with none of them cannot hold
+    a finding ("backward compatibility" in a docstring passes the first test, not the second)."""
+    shapes = re.compile(rb"\b(?:" + b"|".join(_CALLED) + rb")\s*\(|\b(?:" + b"|".join(_KEYWORDS) + rb")\s*=")
+    return _WORDS, shapes
 
 
-def might_hold_finding(data: bytes | str) -> bool:
-    """The cheap text prefilter: False when the text cannot hold any finding (no parsing needed)."""
+@cache
+def _declared_shapes(names: frozenset[str]) -> re.Pattern[bytes]:
+    called = "|".join(sorted(map(re.escape, names)))
+    return re.compile(rf"\b(?:{called})\s*\(".encode())
+
+
+def might_hold_finding(data: bytes | str, declared: tuple[Fact, ...] = ()) -> bool:
+    """The cheap text prefilter: False when the text cannot hold any finding (no parsing needed).
+
+    `declared`, the project's `[tool.gradguard.api]` facts: a call of a helper it declares to run a
+    backward (`engine.step(loss)`, by the helper's own name) may hold one too."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     needles, shapes = _prefilter()
-    if not any(needle in raw for needle in needles):
-        return False
-    return shapes.search(raw) is not None
+    if any(needle in raw for needle in needles) and shapes.search(raw) is not None:
+        return True
+    names = frozenset(fact.name.rsplit(".", 1)[-1] for fact in declared if fact.backward is not None)
+    return bool(names) and _declared_shapes(names).search(raw) is not None
 
 
 def facts_for(source: str, describe_row: Callable[[int], str] | None = None,

@@ -21,6 +21,7 @@ HOME = PACKAGE / "analysis" / "api"
 # The libraries whose APIs the facts model: a string under one of them is a qualified API name.
 MODELLED = (TORCH, "lightning", "pytorch_lightning", "accelerate", "deepspeed", "transformers", "mmengine", "mmcv")
 
+PREFILTER = "the prefilter's words, written out so that warm runs never import the facts; checked against them"
 # (file under gradguard/, literal): why it is not an API name there.
 ALLOWED: dict[tuple[str, str], str] = {
     ("analysis/detect.py", "tuple"): "the shape of a carrier (a tuple state), not the builtin",
@@ -59,6 +60,12 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("runtime/deep.py", "torch._dynamo.utils"): "the compiler's module, read for its counters",
     ("runtime/explain.py", "torch.distributed"): "imported to read the rank of the process",
     ("rules/gg008_framework_calls_backward.py", "name"): "the attribute of a syntax node, not parametrize's keyword",
+    ("analysis/__init__.py", "backward"): PREFILTER,
+    ("analysis/__init__.py", "create_graph"): PREFILTER,
+    ("analysis/__init__.py", "manual_backward"): PREFILTER,
+    ("analysis/__init__.py", "retain_graph"): PREFILTER,
+    ("analysis/__init__.py", "retain_variables"): PREFILTER,
+    ("analysis/__init__.py", "update_params"): PREFILTER,
     ("runtime/source.py", "name"): "the attribute of a syntax node, not parametrize's keyword",
 }
 
@@ -187,3 +194,21 @@ def test_builtins_and_hooks_come_from_facts() -> None:
 
 def test_known_packages_include_every_modelled_library() -> None:
     assert set(MODELLED) <= KNOWN
+
+
+def prefilter_words() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """What the facts say the prefilter must look for: (words, names called, keywords)."""
+    runs = [fact for fact in api.all_facts() if fact.backward is not None]
+    methods = {fact.name for fact in runs if fact.receiver is not None}
+    functions = [fact.name.split(".") for fact in runs if fact.receiver is None]
+    keywords = set(torch_tensor.GRAPH_KEYWORDS)
+    words = methods | {parts[-2] for parts in functions} | keywords
+    return frozenset(words), frozenset(methods | {parts[-1] for parts in functions}), frozenset(keywords)
+
+
+def test_the_prefilter_looks_for_what_the_facts_say_runs_a_backward() -> None:
+    import gradguard.analysis as analysis
+
+    words, called, keywords = prefilter_words()
+    decoded = (frozenset(w.decode() for w in group) for group in (analysis._WORDS, analysis._CALLED, analysis._KEYWORDS))
+    assert tuple(decoded) == (words, called, keywords)
