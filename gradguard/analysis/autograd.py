@@ -399,8 +399,10 @@ class AutogradEvents:
         outputs = args[0] if args else (keyword, kwargs.get(out_keyword, UNKNOWN))
         inputs = args[in_at][1] if len(args) > in_at else kwargs.get(in_keyword, UNKNOWN)
         positional = [a for a, _ in args]
-        retain = self.retain_flag(call, retain_keyword, None, positional[retain_at] if len(positional) > retain_at else None)
-        create = self.retain_flag(call, create_keyword, None, positional[create_at] if len(positional) > create_at else None)
+        retain = self.retain_flag(call, retain_keyword, None,
+                                  positional[retain_at] if len(positional) > retain_at else None)
+        create = self.retain_flag(call, create_keyword, None,
+                                  positional[create_at] if len(positional) > create_at else None)
         expr, value = outputs
         value = self.ensure_graph(expr, value, state, frame)
         info = self.call_info(call, CallKind.GRAD, expr, retain is True or create is True, create is True, frame)

@@ -210,5 +210,6 @@ def test_the_prefilter_looks_for_what_the_facts_say_runs_a_backward() -> None:
     import gradguard.analysis as analysis
 
     words, called, keywords = prefilter_words()
-    decoded = (frozenset(w.decode() for w in group) for group in (analysis._WORDS, analysis._CALLED, analysis._KEYWORDS))
+    groups = (analysis._WORDS, analysis._CALLED, analysis._KEYWORDS)
+    decoded = (frozenset(w.decode() for w in group) for group in groups)
     assert tuple(decoded) == (words, called, keywords)

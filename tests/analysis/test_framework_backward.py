@@ -1,6 +1,7 @@
 """Training libraries that run the backward pass for the user (issue 9's DeepSpeed `engine.backward`,
-mmengine's `optim_wrapper.update_params`, mmcv's OptimizerHook after `train_step`): training scripts in `frameworks/` written as their
-documentation shows, each buggy one (`# expect: GGnnn` on its failing line) beside a correct twin.
+mmengine's `optim_wrapper.update_params`, mmcv's OptimizerHook after `train_step`): training scripts
+in `frameworks/` written as their documentation shows, each buggy one (`# expect: GGnnn` on its
+failing line) beside a correct twin.
 
 The analysis must flag exactly the marked lines and nothing in the `ok_` programs. DeepSpeed and
 mmengine and mmcv are not installed where the tests run, so these programs are analysed, not executed; what
