@@ -31,6 +31,7 @@ from gradguard.notebook import split_lines
 
 if TYPE_CHECKING:
     from gradguard.analysis import Analysis
+    from gradguard.analysis.api.facts import Fact
     from gradguard.config import Selection, Settings
     from gradguard.notebook import Notebook
 
@@ -209,16 +210,18 @@ def prepare(data: bytes, path: str) -> Prepared:
     return Prepared(path, text, encoding)
 
 
-def prescreen(data: bytes, prepared: Prepared | None = None) -> tuple[bool, tuple[str, ...]]:
+def prescreen(data: bytes, prepared: Prepared | None = None,
+              declared: tuple[Fact, ...] = ()) -> tuple[bool, tuple[str, ...]]:
     """The cheap prefilter on a file's bytes: False when it cannot hold a finding (it is not parsed),
     with the project files that verdict read besides the file itself.
 
     With the file's decoded text, a file that calls no backward of its own still passes when it calls a
-    helper of a project module it imports that does; its verdict then depends on those modules."""
+    helper of a project module it imports that does, or one `declared` (`[tool.gradguard.api]`) to;
+    its verdict then depends on those modules."""
     from gradguard.analysis import might_hold_finding
     from gradguard.analysis.reach import imported_backward
 
-    if might_hold_finding(data):
+    if might_hold_finding(data, declared):
         return True, ()
     if prepared is None or prepared.notebook is not None:
         return False, ()
@@ -226,19 +229,20 @@ def prescreen(data: bytes, prepared: Prepared | None = None) -> tuple[bool, tupl
     return reach.runs_backward, reach.files
 
 
-def screen(prepared: Prepared, data: bytes | None = None) -> FileResult | None:
+def screen(prepared: Prepared, data: bytes | None = None, declared: tuple[Fact, ...] = ()) -> FileResult | None:
     """The cheap prefilter: a skipped result when the text cannot hold a finding, else None.
 
     `data`, the file's bytes, spares encoding the text again (for a script; a notebook's program is
-    screened as text).
+    screened as text). `declared`: the project's `[tool.gradguard.api]` facts.
     """
     from gradguard.analysis import might_hold_finding
 
     if prepared.notebook is not None:
-        if not prepared.notebook.is_python or not might_hold_finding(prepared.program):
+        if not prepared.notebook.is_python or not might_hold_finding(prepared.program, declared):
             return _result(prepared, (), skipped=True)
         return None
-    if prescreen(data if data is not None else prepared.source.encode("utf-8", "surrogatepass"), prepared)[0]:
+    if prescreen(data if data is not None else prepared.source.encode("utf-8", "surrogatepass"), prepared,
+                 declared)[0]:
         return None
     return _result(prepared, (), skipped=True)
 
@@ -510,7 +514,7 @@ def _result(prepared: Prepared, diagnostics: tuple[Diagnostic, ...], *, skipped:
 
 def check_prepared(prepared: Prepared, selection: Selection) -> FileResult:
     """Prefilter, then analyse, one prepared file."""
-    return screen(prepared) or analyse(prepared, selection)
+    return screen(prepared, declared=selection.api) or analyse(prepared, selection)
 
 
 def check_source(text: str, path: str, settings: Settings) -> FileResult:
@@ -532,4 +536,5 @@ def check_path(path: str, settings: Settings) -> FileResult:
         prepared = prepare(data, path)
     except InputError as exc:
         return FileResult(path, errors=(exc.error,))
-    return screen(prepared, data) or analyse(prepared, settings.selection(path))
+    selection = settings.selection(path)
+    return screen(prepared, data, selection.api) or analyse(prepared, selection)

@@ -210,7 +210,7 @@ def _check_text(item: object, data: bytes, selection: object) -> FileResult:
     from gradguard.model import FileResult
 
     assert isinstance(item, engine.Prepared)
-    if engine.screen(item, data) is not None:
+    if engine.screen(item, data, selection.api) is not None:  # type: ignore[attr-defined]
         error = engine.syntax_error(item)
         return FileResult(item.path, errors=(error,), source=item.program) if error else FileResult(item.path)
     return engine.analyse(item, selection)  # type: ignore[arg-type]

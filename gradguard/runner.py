@@ -316,7 +316,7 @@ def _triage(
         stage = "decoding"
         item = None if notebook else prepare(data, path)
         stage = "prefiltering"
-        relevant, consulted = prescreen(data, item) if item is not None else (True, ())
+        relevant, consulted = prescreen(data, item, selection.api) if item is not None else (True, ())
         if not relevant:
             stage = "checking the syntax of"
             checked = _checked_skip(item, data, compiled)
@@ -336,7 +336,7 @@ def _triage(
         if item is None:
             item = prepare(data, path)
         stage = "prefiltering"
-        skipped = screen(item, data)
+        skipped = screen(item, data, selection.api)
         if skipped is not None:
             stage = "checking the syntax of"
             skipped = _checked_skip(item, data, compiled)

@@ -9,25 +9,51 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from gradguard.model import Diagnostic, Note
 
 if TYPE_CHECKING:
+    from gradguard.analysis.api.facts import Fact
     from gradguard.analysis.facts import FileFacts
 
-# Words every finding needs, then the call shapes themselves. A file with none of them cannot hold a
-# finding ("backward compatibility" in a docstring passes the first test, not the second).
-_NEEDLES = (b"backward", b"retain_graph", b"autograd")
-_CALL_SHAPES = re.compile(rb"\b(?:backward|grad|manual_backward)\s*\(|\b(?:retain_graph|create_graph)\s*=")
+# What the API facts say a finding needs, written out so that a file is screened without importing
+# the facts (a warm run never does): the methods that run a backward pass (`backward`,
+# `manual_backward`, mmengine's `update_params`), the functions that do, found by the module they live
+# in (`autograd`: their own names are common words such as `grad`), and the keywords that keep or build
+# a graph. `prefilter_words` in tests/analysis/test_api_home.py derives the same from the facts.
+_WORDS = (b"autograd", b"backward", b"create_graph", b"manual_backward", b"retain_graph", b"retain_variables",
+          b"update_params")
+_CALLED = (b"backward", b"grad", b"manual_backward", b"update_params")
+_KEYWORDS = (b"create_graph", b"retain_graph", b"retain_variables")
 
 
-def might_hold_finding(data: bytes | str) -> bool:
-    """The cheap text prefilter: False when the text cannot hold any finding (no parsing needed)."""
+@cache
+def _prefilter() -> tuple[tuple[bytes, ...], re.Pattern[bytes]]:
+    """Words every finding needs, then the call shapes themselves. A file with none of them cannot hold
+    a finding ("backward compatibility" in a docstring passes the first test, not the second)."""
+    shapes = re.compile(rb"\b(?:" + b"|".join(_CALLED) + rb")\s*\(|\b(?:" + b"|".join(_KEYWORDS) + rb")\s*=")
+    return _WORDS, shapes
+
+
+@cache
+def _declared_shapes(names: frozenset[str]) -> re.Pattern[bytes]:
+    called = "|".join(sorted(map(re.escape, names)))
+    return re.compile(rf"\b(?:{called})\s*\(".encode())
+
+
+def might_hold_finding(data: bytes | str, declared: tuple[Fact, ...] = ()) -> bool:
+    """The cheap text prefilter: False when the text cannot hold any finding (no parsing needed).
+
+    `declared`, the project's `[tool.gradguard.api]` facts: a call of a helper it declares to run a
+    backward (`engine.step(loss)`, by the helper's own name) may hold one too."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if not any(needle in raw for needle in _NEEDLES):
-        return False
-    return _CALL_SHAPES.search(raw) is not None
+    needles, shapes = _prefilter()
+    if any(needle in raw for needle in needles) and shapes.search(raw) is not None:
+        return True
+    names = frozenset(fact.name.rsplit(".", 1)[-1] for fact in declared if fact.backward is not None)
+    return bool(names) and _declared_shapes(names).search(raw) is not None
 
 
 def facts_for(source: str, describe_row: Callable[[int], str] | None = None,

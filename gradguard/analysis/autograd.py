@@ -8,6 +8,8 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from gradguard.analysis import knowledge as K
+from gradguard.analysis.api.torch_functions import GRAD_CREATE, GRAD_INPUTS, GRAD_OUTPUTS, GRAD_RETAIN
+from gradguard.analysis.api.torch_tensor import BACKWARD_CREATE, BACKWARD_RETAIN, CREATE_GRAPH
 from gradguard.analysis.conditions import condition_leaves, key_of
 from gradguard.analysis.names import chains_overlap
 from gradguard.analysis.scopes import assigned_in
@@ -124,10 +126,11 @@ class AutogradEvents:
     def backward(self, call: cst.Call, roots: Args, kwargs: dict[str, Value], state: State,
                  frame: Frame, positional_retain: Value | None, positional_exprs: list | None = None) -> None:
         """A backward pass over `roots`: report freed nodes it reaches, then free what it traverses."""
-        retain_expr = positional_exprs[1] if positional_exprs and len(positional_exprs) > 1 else None
-        create_expr = positional_exprs[2] if positional_exprs and len(positional_exprs) > 2 else None
+        retain_at, create_at = BACKWARD_RETAIN[0], BACKWARD_CREATE[0]
+        retain_expr = positional_exprs[retain_at] if positional_exprs and len(positional_exprs) > retain_at else None
+        create_expr = positional_exprs[create_at] if positional_exprs and len(positional_exprs) > create_at else None
         retain = self.retain_flag(call, K.RETAIN_GRAPH_KEYWORDS, positional_retain, retain_expr)
-        create = self.retain_flag(call, "create_graph", None, create_expr)
+        create = self.retain_flag(call, CREATE_GRAPH, None, create_expr)
         keeps = retain is not False or create is not False
         state.unfilled = frozenset()
         for expr, value in roots:
@@ -392,13 +395,17 @@ class AutogradEvents:
 
     def grad(self, call: cst.Call, args: Args, kwargs: dict[str, Value], state: State, frame: Frame) -> Value:
         """`torch.autograd.grad(outputs, inputs, ...)`: frees the part between outputs and inputs."""
+        (_, out_keyword), (in_at, in_keyword) = GRAD_OUTPUTS, GRAD_INPUTS
+        (retain_at, retain_keyword), (create_at, create_keyword) = GRAD_RETAIN, GRAD_CREATE
         keyword = next((arg.value for arg in call.args if arg.keyword is not None
-                        and arg.keyword.value == "outputs"), None)
-        outputs = args[0] if args else (keyword, kwargs.get("outputs", UNKNOWN))
-        inputs = args[1][1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN)
+                        and arg.keyword.value == out_keyword), None)
+        outputs = args[0] if args else (keyword, kwargs.get(out_keyword, UNKNOWN))
+        inputs = args[in_at][1] if len(args) > in_at else kwargs.get(in_keyword, UNKNOWN)
         positional = [a for a, _ in args]
-        retain = self.retain_flag(call, "retain_graph", None, positional[3] if len(positional) > 3 else None)
-        create = self.retain_flag(call, "create_graph", None, positional[4] if len(positional) > 4 else None)
+        retain = self.retain_flag(call, retain_keyword, None,
+                                  positional[retain_at] if len(positional) > retain_at else None)
+        create = self.retain_flag(call, create_keyword, None,
+                                  positional[create_at] if len(positional) > create_at else None)
         expr, value = outputs
         value = self.ensure_graph(expr, value, state, frame)
         info = self.call_info(call, CallKind.GRAD, expr, retain is True or create is True, create is True, frame)

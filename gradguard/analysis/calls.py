@@ -397,6 +397,9 @@ class CallEvaluation:
             # Positions not known: every one a tuple of what the items hold (`ref`, see `assign`).
             column = self.container_of(Kind.TUPLE, [replace(item, element=False)], exact=False)
             return Value(Kind.TUPLE, item.nodes, item.top, item.grad, ref=column)
+        if collects is Collects.DICT and not args and kwargs and not starred:
+            values = list(kwargs.values())
+            return replace(self.container_of(Kind.DICT, values), elems=tuple(values), keys=tuple(kwargs))
         if collects is not None:
             values = [v for _, v in args]
             if values and all(v.kind is Kind.DATA for v in values):
@@ -421,6 +424,9 @@ class CallEvaluation:
             return replace(merged, via=via or merged.via)
         if name in K.MODULE_WRAPPERS:
             return args[0][1] if args else UNKNOWN
+        if fact is not None and fact.returns is Returns.ARGUMENTS and fact.hands_back:
+            # `engine, optimizer, _, _ = deepspeed.initialize(model=model, ...)`: what was given, wrapped.
+            return Value(Kind.TUPLE, elems=tuple(kwargs.get(keyword, UNKNOWN) for keyword in fact.hands_back))
         family = api.family_of(name)
         makes = fact.returns if fact is not None else family.returns if family is not None else None
         if makes is Returns.OPTIMIZER:
@@ -678,8 +684,10 @@ class CallEvaluation:
                     if statement is not None:
                         state.hdefs[key] = frozenset({statement})
                 return NONE
-            own_backward = api.method(method, Receiver.LIGHTNING)
-            if own_backward is not None and own_backward.backward is not None:
+            # A method its class does not define that the facts say runs a backward from its argument:
+            # Lightning's `self.manual_backward(loss)`, a DeepSpeed engine's `engine.backward(loss)`.
+            own_backward = api.method(method, *(r for r in Receiver if r is not Receiver.TENSOR))
+            if own_backward is not None and own_backward.backward is not None and own_backward.root is Role.ARGUMENT:
                 args, kwargs = self.eval_args(call, state, frame)
                 self.backward(call, args[:1], kwargs, state, frame, positional_retain=None)
                 return NONE

@@ -334,6 +334,12 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         state_like = False
     memoised = [n for n in sorted(stale) if n in program.memoised]
     decorators = next((info.memoised for info in map(program.memoised.get, memoised) if info is not None), ())
+    memo_call = next((program.memo_calls[n] for n in memoised if n in program.memo_calls), None)
+    if read is None and memo_call is not None:
+        # No holder on the way back from the root kept the graph: the cached call handed it out
+        # (`self.relative_bias(n)` under `functools.lru_cache`), named as the code calls it.
+        text = cst.Module(body=[]).code_for_node(memo_call)
+        carrier = Carrier(Holder("call", (text,), text), (), (), ())
     if same_root:
         cause = Cause.SAME_ROOT
     elif memoised and failing.loops:

@@ -182,6 +182,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # Nodes handed out again by a memoising decorator (and the function it decorates) or by a
         # block that caches (None).
         self.memoised: dict[int, FunctionInfo | None] = {}
+        # The same nodes by the call that was handed them (`self.relative_bias(x.shape[1])`).
+        self.memo_calls: dict[int, cst.CSTNode] = {}
         # Module calls by (site, how many times it had been evaluated): the module called and the
         # objects whose methods were running, whose parameters their nodes saved.
         self.module_calls: dict[tuple[int, int], frozenset[str]] = {}
@@ -1140,15 +1142,19 @@ class Evaluator(CallEvaluation, AutogradEvents):
         legacy weight_norm), read (`forward` False) or computed by a call of the module.
 
         A parametrization computes it again on every read, except inside `parametrize.cached()`,
-        where the first one is kept for the whole block; the legacy hooks compute it once when
-        applied and then in each forward, and a read hands out the last one."""
+        where the first one is kept for the whole block; the legacy hooks compute it in each forward
+        (weight_norm also once when applied; spectral_norm leaves a copy without graph until the
+        first forward), and a read hands out the last one."""
         when, parametrization, made = next((w, p, m) for attr, w, p, m in module.weights if attr == name)
         key = ("<weights>", f"{made}.{name}")
         self.touch(key)
         shown = f"{text}.{name}" if text is not None else name
-        kept_here = when is Computes.FORWARD or bool(self.cached_blocks)
-        if kept_here and not (forward and when is Computes.FORWARD):
+        by_forward = when in (Computes.FORWARD, Computes.AFTER_FORWARD)
+        kept_here = by_forward or bool(self.cached_blocks)
+        if kept_here and not (forward and by_forward):
             kept = state.heap.get(key)  # type: ignore[call-overload]
+            if kept is None and when is Computes.AFTER_FORWARD:
+                return FRESH  # no forward yet: the copy the hooks left, without graph
             if kept is not None and kept is not UNKNOWN:
                 if when is Computes.READ:
                     # Handed out again by the block, the graph of its first computation.

@@ -1123,6 +1123,7 @@ class Interpreter(Evaluator):
         kept = state.heap.get(key)  # type: ignore[call-overload]
         if kept is not None and kept is not UNKNOWN:
             self.memoised.update((node, info) for node in kept.nodes)
+            self.memo_calls.update((node, call) for node in kept.nodes)
             return kept
         result = self.inline_call(info, args, kwargs, state, frame, self_value, call)
         state.heap[key] = result  # type: ignore[index]

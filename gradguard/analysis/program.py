@@ -273,10 +273,24 @@ class Program(Interpreter):
         role = annotated_role(param.annotation, self.imports) or roles.get(param.name.value)
         return role_value(role, param.name.value)
 
+    def _framework_name(self, cls: ClassInfo) -> str:
+        """How messages name the framework that backward-s what a method of `cls` returns: the facts'
+        name of the first library base class, through the project's own base classes."""
+        todo, seen = [cls], set()
+        while todo:
+            info = todo.pop(0)
+            seen.add(id(info))
+            for base in info.bases:
+                fact = api.lookup(base)
+                if fact is not None and fact.base is not None and fact.base.framework:
+                    return fact.base.framework
+                todo.extend(c for c in self.classes.values() if c.named_by((base,)) and id(c) not in seen)
+        return ""
+
     def _framework_call(self, info: FunctionInfo, returned: Value, state: State) -> None:
         node = info.node
         owner = info.owner
-        framework = "Lightning" if owner is not None and owner.is_lightning else "The transformers Trainer"
+        framework = self._framework_name(owner) if owner is not None else ""
         call = CallInfo(node, None, CallKind.FRAMEWORK, framework, None, False, False, (), info.qualname)
         self.framework_calls.append(call)
         self.reach(call, returned, state)

@@ -43,15 +43,25 @@ def dotted(node: ast.expr) -> str | None:
     return None
 
 
+def _call_names() -> frozenset[str]:
+    """`_CALL_NAMES`, with the helpers the project declares to run a backward (`[tool.gradguard.api]`
+    calls-backward, in force for the analysis running now) by their own names."""
+    declared = api.declared_facts()
+    if not declared:
+        return _CALL_NAMES
+    return _CALL_NAMES | {fact.name.rsplit(".", 1)[-1] for fact in declared if fact.backward is not None}
+
+
 def calls_backward(tree: ast.AST) -> bool:
     """Whether the code under `tree` calls backward or grad (or passes retain_graph/create_graph)."""
+    names = _call_names()
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in _CALL_NAMES:
+        if isinstance(func, ast.Attribute) and func.attr in names:
             return True
-        if isinstance(func, ast.Name) and func.id in _CALL_NAMES:
+        if isinstance(func, ast.Name) and func.id in names:
             return True
         if any(k.arg in torch_tensor.GRAPH_KEYWORDS for k in node.keywords):
             return True
@@ -68,18 +78,19 @@ def screen(source: str) -> Screen | None:
         return None
     relevant = False
     modules: set[str] = set()
+    names = _call_names()
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
         if isinstance(func, ast.Attribute):
-            if func.attr in _CALL_NAMES:
+            if func.attr in names:
                 relevant = True
             elif func.attr in MODULE_EVIDENCE_METHODS:
                 receiver = dotted(func.value)
                 if receiver is not None:
                     modules.add(receiver)
-        elif isinstance(func, ast.Name) and func.id in _CALL_NAMES:
+        elif isinstance(func, ast.Name) and func.id in names:
             relevant = True
         if not relevant and any(k.arg in torch_tensor.GRAPH_KEYWORDS for k in node.keywords):
             relevant = True

@@ -6,6 +6,7 @@ import libcst as cst
 
 from gradguard import causes as model
 from gradguard import codemods
+from gradguard.analysis.api.torch_tensor import RETAIN_GRAPH
 from gradguard.analysis.facts import CallKind, Cause, Conflict, FileFacts
 from gradguard.model import Edit
 from gradguard.rules import (
@@ -50,7 +51,7 @@ def _retain_earlier(facts: FileFacts, conflict: Conflict) -> list[Edit]:
     if not isinstance(call, cst.Call) or conflict.freed_by.kind not in (CallKind.BACKWARD, CallKind.GRAD) \
             or not facts.is_local(call):
         return []
-    return [codemods.set_keyword(facts, call, "retain_graph", "True")]
+    return [codemods.set_keyword(facts, call, RETAIN_GRAPH, "True")]
 
 
 def _recompute(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:

@@ -8,6 +8,7 @@ from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis import api
 from gradguard.analysis.api import Receiver
+from gradguard.analysis.api.torch_tensor import RETAIN_GRAPH
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Applicability, Edit
 from gradguard.rules import ConflictRule, FixPlan, read_shape
@@ -22,7 +23,7 @@ class SeparateBackwardSharedGraph(ConflictRule):
     def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
         if option.kind is model.FixKind.RETAIN_GRAPH:
             call = conflict.freed_by.node
-            edits = [codemods.set_keyword(facts, call, "retain_graph", "True")] if isinstance(call, cst.Call) else []
+            edits = [codemods.set_keyword(facts, call, RETAIN_GRAPH, "True")] if isinstance(call, cst.Call) else []
             return FixPlan(tuple(edits), option.summary[:1].upper() + option.summary[1:], Applicability.UNSAFE)
         if option.kind is model.FixKind.DETACH:
             return _detach_later_reads(facts, conflict)
@@ -68,7 +69,7 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], Applicabilit
     first_call, second_call = _backward_call(first), _backward_call(second)
     if first_call is None or second_call is None or conflict.stepped or first is None or second is None:
         return [], None
-    if any(a.keyword is None or a.keyword.value != "retain_graph" for a in first_call.args):
+    if any(a.keyword is None or a.keyword.value != RETAIN_GRAPH for a in first_call.args):
         return [], None
     removed = first
     if facts.parent(first) is not facts.parent(second):

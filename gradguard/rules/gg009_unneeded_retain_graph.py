@@ -8,6 +8,7 @@ import libcst as cst
 
 from gradguard import causes as model
 from gradguard import codemods
+from gradguard.analysis.api.torch_tensor import RETAIN_GRAPH
 from gradguard.analysis.facts import FileFacts
 from gradguard.model import Diagnostic
 from gradguard.rules import Decision, Rule
@@ -26,7 +27,7 @@ class UnneededRetainGraph(Rule):
     def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
         for retain in facts.needless_retains:
             call = retain.call.node
-            edits = [codemods.drop_keyword(facts, call, "retain_graph")] if isinstance(call, cst.Call) else []
+            edits = [codemods.drop_keyword(facts, call, RETAIN_GRAPH)] if isinstance(call, cst.Call) else []
             where = ("so every step keeps its saved tensors until the next step replaces them"
                      if retain.in_loop else "so its saved tensors stay in memory")
             yield self.report(facts, call, edits=edits, root=retain.call.root_text, where=where)

@@ -7,6 +7,7 @@ import libcst as cst
 from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis import api
+from gradguard.analysis.api.torch_tensor import RETAIN_GRAPH
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit
 from gradguard.rules import ConflictRule, FixPlan
@@ -70,9 +71,9 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
     retained = conflict.retained_by
     outside = needed - assigned
     if retained is not None and isinstance(retained.node, cst.Call) and facts.is_local(retained.node) \
-            and any(a.keyword is not None and a.keyword.value == "retain_graph" for a in retained.node.args) \
+            and any(a.keyword is not None and a.keyword.value == RETAIN_GRAPH for a in retained.node.args) \
             and not _reads_retained(body, retained.statement, outside):
-        edits.append(codemods.drop_keyword(facts, retained.node, "retain_graph"))
+        edits.append(codemods.drop_keyword(facts, retained.node, RETAIN_GRAPH))
     return edits
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from gradguard import causes as model
 from gradguard.analysis.api import weight_updates
+from gradguard.analysis.api.torch_tensor import CREATE_GRAPH, RETAIN_GRAPH
 from gradguard.runtime import source as src
 from gradguard.runtime.carrier import Candidate, frame_local
 from gradguard.runtime.context import Context
@@ -238,8 +239,8 @@ def fix_facts(
         if source is not None and call is not None:
             facts[key] = source.segment(call)
             facts[key + "_receiver"] = src.backward_receiver(source, call)
-            facts[key + "_retain"] = src.with_keyword(source, call, "retain_graph")
-            facts[key + "_create"] = src.with_keyword(source, call, "create_graph")
+            facts[key + "_retain"] = src.with_keyword(source, call, RETAIN_GRAPH)
+            facts[key + "_create"] = src.with_keyword(source, call, CREATE_GRAPH)
     if (
         freed_site is not None
         and failing_site is not None

@@ -23,7 +23,17 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from gradguard.analysis.api.torch_functions import BACKWARD_FUNCTION, GRAD_FUNCTION
+from gradguard.analysis.api.torch_functions import (
+    BACKWARD_CREATE,
+    BACKWARD_FUNCTION,
+    BACKWARD_RETAIN,
+    BACKWARD_ROOTS,
+    GRAD_CREATE,
+    GRAD_FUNCTION,
+    GRAD_OUTPUTS,
+    GRAD_RETAIN,
+)
+from gradguard.analysis.api.torch_tensor import RETAIN_GRAPH
 from gradguard.runtime.dynamo import DYNAMO, DynamoWatcher, exclude_gradguard
 from gradguard.runtime.records import DONE, CallLog, CodeClassifier, to_record
 
@@ -295,7 +305,7 @@ def _make_engine_wrapper(original: Callable[..., Any], state: _State) -> Callabl
             frame = frame.f_back
         if frame is None:
             frame = fallback
-        retain = args[1] if len(args) > 1 else kwargs.get("retain_graph", False)
+        retain = args[1] if len(args) > 1 else kwargs.get(RETAIN_GRAPH, False)
         raw = [
             next_index(),
             frame.f_code if frame is not None else None,
@@ -328,20 +338,20 @@ def _make_public_wrapper(original: Callable[..., Any], state: _State, *, is_grad
     next_index = state.log.next_index
     user_frame = state.classifier.user_frame
     on_error = state.on_error
-    retain_position = 3 if is_grad else 2
-    create_position = 4 if is_grad else 3
+    (_, roots_keyword), (retain_position, retain_keyword), (create_position, create_keyword) = (
+        (GRAD_OUTPUTS, GRAD_RETAIN, GRAD_CREATE) if is_grad else (BACKWARD_ROOTS, BACKWARD_RETAIN, BACKWARD_CREATE))
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True
         if not state.active:
             return original(*args, **kwargs)
-        outputs = args[0] if args else kwargs.get("outputs" if is_grad else "tensors")
+        outputs = args[0] if args else kwargs.get(roots_keyword)
         if isinstance(outputs, state.torch.Tensor) or outputs is None:
             outputs = (outputs,) if outputs is not None else ()
         outputs = tuple(outputs)
-        retain = args[retain_position] if len(args) > retain_position else kwargs.get("retain_graph")
+        retain = args[retain_position] if len(args) > retain_position else kwargs.get(retain_keyword)
         if retain is None:
-            retain = args[create_position] if len(args) > create_position else kwargs.get("create_graph", False)
+            retain = args[create_position] if len(args) > create_position else kwargs.get(create_keyword, False)
         frame = user_frame(sys._getframe(1))
         seqs = tuple(
             (t.grad_fn._sequence_nr() if getattr(t, "grad_fn", None) is not None else -1) for t in outputs[:4]

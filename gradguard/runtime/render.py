@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from gradguard.analysis.api.torch_tensor import BACKWARD
+from gradguard.analysis.api.torch_tensor import BACKWARD, RETAIN_GRAPH
 from gradguard.runtime.diagnosis import CallSite, Diagnosis, ErrorKind, reason_for
 
 NOTE_PREFIX = "gradguard"
@@ -138,7 +138,7 @@ def rows(d: Diagnosis) -> list[tuple[str, str, str]]:
         out.append(("hint", d.hint, ""))
     out.append(("fix", d.fix.where, d.fix.suggestion))
     if d.fix.retain_graph_note:
-        out.append(("retain_graph", d.fix.retain_graph_note, ""))
+        out.append((RETAIN_GRAPH, d.fix.retain_graph_note, ""))
     if d.rule:
         out.append(("rule", f"{_rule_title(d.rule)}: run `gradguard rule {d.rule}`", ""))
     return out

@@ -34,10 +34,10 @@ def lint_text(text: str, path: str, *, focused: bool = False) -> Check:
         prepared = engine.prepare(text.encode("utf-8", "surrogatepass"), path)
     except engine.InputError as exc:
         return Check(FileResult(path, errors=(exc.error,), source=text), True)
-    if engine.screen(prepared) is not None:
+    selection = settings.selection(path)
+    if engine.screen(prepared, declared=selection.api) is not None:
         error = engine.syntax_error(prepared)
         return Check(FileResult(path, errors=(error,) if error else (), source=prepared.program), True)
-    selection = settings.selection(path)
     # A notebook's program, and declared helpers the focus cannot see the calls of, are analysed whole.
     if focused and prepared.notebook is None and not selection.api:
         from gradguard.server.focus import focus

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gradguard.analysis import api
-from gradguard.analysis.api import Backward, Receiver, Returns, torch_functions, torch_tensor
+from gradguard.analysis.api import Backward, Receiver, Returns, parametrize, torch_functions, torch_tensor
 from gradguard.analysis.api.packages import KNOWN, TORCH
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +21,7 @@ HOME = PACKAGE / "analysis" / "api"
 # The libraries whose APIs the facts model: a string under one of them is a qualified API name.
 MODELLED = (TORCH, "lightning", "pytorch_lightning", "accelerate", "deepspeed", "transformers", "mmengine", "mmcv")
 
+PREFILTER = "the prefilter's words, written out so that warm runs never import the facts; checked against them"
 # (file under gradguard/, literal): why it is not an API name there.
 ALLOWED: dict[tuple[str, str], str] = {
     ("analysis/detect.py", "tuple"): "the shape of a carrier (a tuple state), not the builtin",
@@ -57,13 +58,31 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("runtime/dynamo.py", "torch._dynamo"): "the compiler the monitor keeps out of its own frames",
     ("runtime/deep.py", "torch._dynamo.utils"): "the compiler's module, read for its counters",
     ("runtime/explain.py", "torch.distributed"): "imported to read the rank of the process",
+    ("rules/gg008_framework_calls_backward.py", "name"): "the attribute of a syntax node, not parametrize's keyword",
+    ("analysis/__init__.py", "backward"): PREFILTER,
+    ("analysis/__init__.py", "create_graph"): PREFILTER,
+    ("analysis/__init__.py", "manual_backward"): PREFILTER,
+    ("analysis/__init__.py", "retain_graph"): PREFILTER,
+    ("analysis/__init__.py", "retain_variables"): PREFILTER,
+    ("analysis/__init__.py", "update_params"): PREFILTER,
+    ("runtime/source.py", "name"): "the attribute of a syntax node, not parametrize's keyword",
 }
+
+
+def _keywords() -> frozenset[str]:
+    """The keyword arguments the facts speak of (`retain_graph`, `inputs`, a callback's `closure`)."""
+    placed = (torch_functions.BACKWARD_ROOTS, torch_functions.BACKWARD_RETAIN, torch_functions.BACKWARD_CREATE,
+              torch_functions.GRAD_OUTPUTS, torch_functions.GRAD_INPUTS, torch_functions.GRAD_RETAIN,
+              torch_functions.GRAD_CREATE, torch_tensor.BACKWARD_RETAIN, torch_tensor.BACKWARD_CREATE)
+    called = {fact.calls.keyword for fact in api.hand_facts() if fact.calls is not None and fact.calls.keyword}
+    return frozenset({keyword for _, keyword in placed} | set(torch_tensor.GRAPH_KEYWORDS)
+                     | set(torch_functions.ROOT_KEYWORDS) | set(parametrize.NAME_KEYWORDS) | called)
 
 
 def _api_names() -> frozenset[str]:
     hand = {fact.name for fact in api.hand_facts()}
     generated = {fact.name for fact in api.all_facts() if "." in fact.name}
-    return frozenset(hand | generated | {family.prefix for family in api.families()})
+    return frozenset(hand | generated | {family.prefix for family in api.families()} | _keywords())
 
 
 def _is_api_name(text: str, names: frozenset[str]) -> bool:
@@ -83,8 +102,13 @@ def _strings(tree: ast.AST) -> Iterator[ast.Constant]:
         elif isinstance(node, ast.JoinedStr):
             skip.update(id(value) for value in node.values)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in skip:
             yield node
+
+
+def _text(node: ast.Constant) -> str:
+    """A string constant's text; a bytes constant's too (the prefilter's words were bytes)."""
+    return node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
 
 
 def _literals() -> dict[tuple[str, str], list[int]]:
@@ -96,8 +120,8 @@ def _literals() -> dict[tuple[str, str], list[int]]:
                 continue
             where = path.relative_to(PACKAGE).as_posix()
             for node in _strings(ast.parse(path.read_text(encoding="utf-8"))):
-                if _is_api_name(node.value, names):
-                    found.setdefault((where, node.value), []).append(node.lineno)
+                if _is_api_name(_text(node), names):
+                    found.setdefault((where, _text(node)), []).append(node.lineno)
     return found
 
 
@@ -115,9 +139,10 @@ def test_every_allowed_literal_still_occurs() -> None:
 
 def test_the_scan_sees_an_api_literal() -> None:
     names = _api_names()
-    tree = ast.parse('def f(m):\n    """backward"""\n    return m == "backward" or {"step": 1} or m == "torch.nn."\n')
-    seen = [node.value for node in _strings(tree) if _is_api_name(node.value, names)]
-    assert seen == ["backward", "torch.nn."]
+    tree = ast.parse('def f(m):\n    """backward"""\n    return m == "backward" or {"step": 1} or m == "torch.nn." '
+                     'or m == "retain_graph" or m == b"update_params"\n')
+    seen = [_text(node) for node in _strings(tree) if _is_api_name(_text(node), names)]
+    assert seen == ["backward", "torch.nn.", "retain_graph", "update_params"]
 
 
 # -- the lookups the interpreter and the runtime ask ---------------------------------------------
@@ -168,3 +193,22 @@ def test_builtins_and_hooks_come_from_facts() -> None:
 
 def test_known_packages_include_every_modelled_library() -> None:
     assert set(MODELLED) <= KNOWN
+
+
+def prefilter_words() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """What the facts say the prefilter must look for: (words, names called, keywords)."""
+    runs = [fact for fact in api.all_facts() if fact.backward is not None]
+    methods = {fact.name for fact in runs if fact.receiver is not None}
+    functions = [fact.name.split(".") for fact in runs if fact.receiver is None]
+    keywords = set(torch_tensor.GRAPH_KEYWORDS)
+    words = methods | {parts[-2] for parts in functions} | keywords
+    return frozenset(words), frozenset(methods | {parts[-1] for parts in functions}), frozenset(keywords)
+
+
+def test_the_prefilter_looks_for_what_the_facts_say_runs_a_backward() -> None:
+    import gradguard.analysis as analysis
+
+    words, called, keywords = prefilter_words()
+    groups = (analysis._WORDS, analysis._CALLED, analysis._KEYWORDS)
+    decoded = (frozenset(w.decode() for w in group) for group in groups)
+    assert tuple(decoded) == (words, called, keywords)

@@ -2,7 +2,9 @@
 outputs and batched by TensorDataset/DataLoader, forward hooks that store activations (a lambda
 appending to a list; a pre-hook object keeping its module's inputs; a hook object's bound method
 keeping the last output, read once as a target), `functools.lru_cache` / `cached_property`, the legacy `weight_norm` attribute,
-`parametrize.cached()` around a loop, distributions and dict caches kept across steps.
+`parametrize.cached()` around a loop, distributions kept across steps (built from tensors with a
+graph, or from a leaf whose lazily computed `probs` they cache), dict caches, and a
+spiking layer's state reset in place (`self.mem.zero_()` keeps the old graph behind the zeros).
 
 Each program in `library/` is a small training script that runs under real torch:
 
@@ -46,6 +48,8 @@ BY_HAND = {
     "parametrize_cached_around_loop": "`parametrize.cached()` belongs inside the loop, around one step",
     "pre_hook_keeps_inputs": "the list is filled in the hook object's `__call__` and is named `self.features` "
                              "there; emptying it in the loop needs `model.store.features`",
+    "spiking_reset_in_place": "the reset belongs in the layer's `reset()` of the model's class (`self.mem = "
+                              "torch.zeros_like(self.mem)`), a method the loop only calls",
     "hook_object_keeps_target": "the targets want the reference forward under `torch.no_grad()` (data built "
                                 "without grad at its source), a fix kind the planner does not offer yet",
 }
@@ -55,6 +59,27 @@ BY_HAND = {
 OPEN = {
 }
 OPEN_FIX = {
+}
+# The carrier each finding names, as the user would say it (the buggy program and its variants).
+CARRIERS = {
+    "cached_property_weights": "self.unit_prototypes",
+    "distribution_built_once": "posterior",
+    "distribution_lazy_probs": "self.gate",
+    "hook_lambda_appends": "activations",
+    "hook_object_keeps_target": "targets",
+    "lru_cache_method": "self.relative_bias(x.shape[1])",
+    "parametrize_cached_around_loop": "self.encoder.weight",
+    "pre_hook_keeps_inputs": "self.features",
+    "rotary_dict_cache": "self.cache",
+    "spiking_reset_in_place": "self.mem",
+    "tensor_dataset_of_model_outputs": "soft_labels",
+    "weight_norm_read_before_forward": "model.blocks[1].conv.weight",
+    "weight_norm_read_before_loop": "first_kernels",
+}
+# Carriers the analysis does not name yet (strict xfails): it names the loss instead.
+OPEN_CARRIER = {
+    "spiking_reset_in_place": "a state kept on a layer inside the model's forward (`self.mem` of each LIF) is "
+                              "not found walking back from the loss: no read on the way is recorded as stale",
 }
 _EXPECT = re.compile(r"#\s*expect:\s*(GG\d{3})")
 
@@ -109,6 +134,13 @@ def test_the_failing_line_is_flagged(path: Path) -> None:
     expected = _expected(path)
     assert expected, "a buggy program marks its failing line"
     assert _analysis(path)[0] == expected
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem, marks=[pytest.mark.xfail(
+    strict=True, reason=OPEN_CARRIER[_base(p)])] if _base(p) in OPEN_CARRIER else []) for p in BUGGY])
+def test_the_finding_names_the_carrier(path: Path) -> None:
+    found = [d for d in analyze(path.read_text(), path=str(path)) if d.severity is Severity.ERROR]
+    assert found and all(f"`{CARRIERS[_base(path)]}`" in d.message for d in found), [d.message for d in found]
 
 
 @pytest.mark.parametrize("path", _cases(CLEAN + FIXED, OPEN))

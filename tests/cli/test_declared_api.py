@@ -78,3 +78,50 @@ for step in range(10):
     assert project.codes_by_file("--no-cache", "train.py") == {}
     project.write("pyproject.toml", '[project]\nname = "demo"\n\n[tool.gradguard.api]\nkeeps-state = ["meters.Meter.push"]\n')
     assert project.codes_by_file("--no-cache", "train.py") == {"train.py": [("GG010", 13)]}
+
+
+VENDOR_TRAIN = """\
+\"\"\"Fine-tune a GRU tagger with a training engine from an installed package (its source is not in the
+project): `engine.train_step(loss)` runs zero_grad, backward and the optimizer step.\"\"\"
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from trainkit.engine import Engine
+
+VOCAB, TAGS, HIDDEN = 50, 5, 32
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, HIDDEN)
+        self.gru = nn.GRU(HIDDEN, HIDDEN, batch_first=True)
+        self.head = nn.Linear(HIDDEN, TAGS)
+
+    def forward(self, tokens, state):
+        out, state = self.gru(self.embed(tokens), state)
+        return self.head(out), state
+
+
+model = Tagger()
+engine = Engine(model, torch.optim.Adam(model.parameters(), lr=1e-3))
+tokens = torch.randint(0, VOCAB, (4, 200))
+tags = torch.randint(0, TAGS, (4, 200))
+state = torch.zeros(1, 4, HIDDEN)
+for start in range(0, 200, 20):
+    logits, state = model(tokens[:, start:start + 20], state)
+    loss = F.cross_entropy(logits.reshape(-1, TAGS), tags[:, start:start + 20].reshape(-1))
+    engine.train_step(loss)
+"""
+
+
+def test_a_declared_helper_of_an_installed_package_is_the_files_only_backward(project: Project) -> None:
+    """The file calls no backward of its own and the helper's source is nowhere in the project: the
+    prefilter and the screen let it through on the declaration alone (cache included)."""
+    project.write("train.py", VENDOR_TRAIN)
+    assert project.codes_by_file("train.py") == {}
+    project.write("pyproject.toml", '[project]\nname = "demo"\n\n[tool.gradguard.api]\n'
+                                    'calls-backward = ["trainkit.engine.Engine.train_step"]\n')
+    assert project.codes_by_file("train.py") == {"train.py": [("GG003", 32)]}
+    assert project.codes_by_file("--no-cache", "train.py") == {"train.py": [("GG003", 32)]}

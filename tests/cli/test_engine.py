@@ -121,6 +121,49 @@ def test_prefilter_skips_without_analysis(monkeypatch: pytest.MonkeyPatch) -> No
     assert result.skipped and result.diagnostics == () and result.errors == ()
 
 
+MMENGINE_TRAIN = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from mmengine.optim import OptimWrapper
+
+
+class CharRNN(nn.Module):
+    def __init__(self, vocab, hidden):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, hidden)
+        self.gru = nn.GRU(hidden, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens, state):
+        out, state = self.gru(self.embed(tokens), state)
+        return self.head(out), state
+
+
+text = torch.randint(0, 20, (4, 101))
+model = CharRNN(20, 16)
+optim_wrapper = OptimWrapper(torch.optim.Adam(model.parameters(), lr=1e-3))
+state = torch.zeros(1, 4, 16)
+for start in range(0, 100, 10):
+    tokens, targets = text[:, start:start + 10], text[:, start + 1:start + 11]
+    logits, state = model(tokens, state)
+    loss = F.cross_entropy(logits.reshape(-1, 20), targets.reshape(-1))
+    optim_wrapper.update_params(loss)
+"""
+
+
+def test_the_prefilter_lets_through_every_backward_the_facts_know() -> None:
+    """mmengine's `optim_wrapper.update_params(loss)` runs backward, step and zero_grad; a file whose
+    only backward is that call is analysed (the prefilter's words are the facts' backward methods)."""
+    from gradguard.analysis import api, might_hold_finding
+
+    for method in api.backward_methods():
+        assert might_hold_finding(f"x.{method}(loss)\n"), method
+    assert not might_hold_finding("def f(x):\n    return x.update(1)  # backward compatible\n")
+    result = check_source(MMENGINE_TRAIN, "train.py", SETTINGS)
+    assert [(d.code, d.span.start.row) for d in result.diagnostics] == [("GG003", 27)]
+
+
 def test_analysis_crash_is_a_file_error_not_an_exception(monkeypatch: pytest.MonkeyPatch) -> None:
     def crash(source: str, describe_row: object = None, path: str | None = None) -> analysis.Analysis:
         raise KeyError("unexpected node")

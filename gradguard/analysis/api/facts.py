@@ -97,6 +97,8 @@ class Computes(Enum):
 
     READ = "read"  # again on each read (parametrizations)
     FORWARD = "forward"  # once at the call, then by each forward (the legacy weight_norm hooks)
+    # Only by each forward; before the first, a copy without graph (the legacy spectral_norm hooks).
+    AFTER_FORWARD = "after-forward"
     REMOVED = "removed"  # no more: a plain parameter again
 
 
@@ -108,6 +110,7 @@ class Collects(Enum):
     ZIP = "zip"  # tuples of the items of each argument
     ENUMERATE = "enumerate"  # an index and an item
     ITEMS = "items"  # items of its arguments, in a container of its own
+    DICT = "dict"  # as ITEMS; given keyword arguments only, a dict of them by their names
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,7 @@ class BaseClass:
     manual_flag: str | None = None  # attribute that, set False, hands backward to the user
     graph_free: tuple[str, ...] = ()  # methods that run without building a graph (autograd.Function)
     loss_keys: tuple[str, ...] = ()  # keys of a returned dict that hold the loss backward() runs on
+    framework: str = ""  # how messages name what runs that backward ("Lightning")
 
 
 @dataclass(frozen=True)
@@ -180,6 +184,9 @@ class Fact:
     # Returns some items of the container its first argument is, chosen at random (`random.sample`):
     # a container read so is a store the program samples from (a replay buffer).
     picks: bool = False
+    # With Returns.ARGUMENTS: the keywords whose arguments come back, in this order, each wrapped
+    # (`deepspeed.initialize(model=m, optimizer=o)` gives m's engine, o, ...); none: the positional ones.
+    hands_back: tuple[str, ...] = ()
     updates_weights: bool = False  # an optimizer's update: the weights change in place
     resets_grads: bool = False  # an optimizer's `zero_grad`: with its update, the receiver is an optimizer
     source: str = "hand"  # "hand", "torch" (generated from the installed torch) or "config"

@@ -21,7 +21,7 @@ FACTS: tuple[Fact, ...] = (
     *facts(("lightning.pytorch.LightningModule", "lightning.LightningModule", "pytorch_lightning.LightningModule"),
            returns=Returns.MODULE,
            base=BaseClass(backward_on=("training_step",), manual_flag="automatic_optimization",
-                          loss_keys=("loss",))),
+                          loss_keys=("loss",), framework="Lightning")),
     Fact("manual_backward", L, backward=Backward.BACKWARD, root=Role.ARGUMENT, returns=Returns.NONE),
     # self.log detaches what it records.
     *facts(("log", "log_dict", "save_hyperparameters", "print"), L, returns=Returns.NONE),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gradguard.analysis.api.facts import Backward, Fact, Receiver, Returns, Role, facts
+from gradguard.analysis.api.facts import Backward, BaseClass, Fact, Receiver, Returns, Role, facts
 
 O = Receiver.OPTIMIZER
 
@@ -11,10 +11,10 @@ FACTS: tuple[Fact, ...] = (
     *facts(("update_params", "backward"), O, backward=Backward.BACKWARD, root=Role.ARGUMENT,
            returns=Returns.NONE),
     *facts(("mmengine.optim.OptimWrapper", "mmengine.optim.AmpOptimWrapper"), returns=Returns.OPTIMIZER),
-    # mmcv's runner: after each iteration the OptimizerHook backward()s `runner.outputs["loss"]`,
-    # the loss the model's train_step returned.
+    # mmcv's runner calls the model's `train_step(data, optimizer)`; after each iteration its
+    # OptimizerHook backward()s `runner.outputs["loss"]`, the loss train_step returned.
+    *facts(("mmcv.runner.BaseModule", "mmcv.runner.base_module.BaseModule"), returns=Returns.MODULE,
+           base=BaseClass(backward_on=("train_step",), loss_keys=("loss",), framework="mmcv's OptimizerHook")),
     *facts(("mmcv.runner.OptimizerHook", "mmcv.runner.Fp16OptimizerHook", "mmcv.runner.hooks.OptimizerHook"),
            returns=Returns.UNKNOWN),
-    *facts(("mmcv.runner.OptimizerHook.after_train_iter", "mmcv.runner.Fp16OptimizerHook.after_train_iter"),
-           backward=Backward.BACKWARD, root=Role.ARGUMENT, returns=Returns.NONE),
 )

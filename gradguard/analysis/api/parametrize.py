@@ -18,9 +18,12 @@ FACTS: tuple[Fact, ...] = (
     Fact("torch.nn.utils.parametrize.cached", returns=Returns.CONTEXT, caches=Cache.BLOCK),
     Fact("torch.nn.utils.parametrize.remove_parametrizations", returns=Returns.ARGUMENT, computes=Computes.REMOVED),
     # The legacy hooks compute `weight` in a forward pre-hook: read before a forward, it is the one
-    # the last forward built, whose graph a backward may have freed.
-    *prefixed("torch.nn.utils.", ("weight_norm", "spectral_norm"), returns=Returns.ARGUMENT,
-              caches=Cache.FORWARD, cached=("weight",), computes=Computes.FORWARD),
+    # the last forward built, whose graph a backward may have freed. weight_norm computes it once
+    # when applied as well; spectral_norm leaves a copy without graph until the first forward.
+    Fact("torch.nn.utils.weight_norm", returns=Returns.ARGUMENT, caches=Cache.FORWARD, cached=("weight",),
+         computes=Computes.FORWARD),
+    Fact("torch.nn.utils.spectral_norm", returns=Returns.ARGUMENT, caches=Cache.FORWARD, cached=("weight",),
+         computes=Computes.AFTER_FORWARD),
     *prefixed("torch.nn.utils.", ("remove_weight_norm", "remove_spectral_norm"), returns=Returns.ARGUMENT,
               computes=Computes.REMOVED),
 )

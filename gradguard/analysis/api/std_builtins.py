@@ -33,7 +33,9 @@ FACTS: tuple[Fact, ...] = (
     Fact("tuple", collects=Collects.TUPLE, pure=True),
     Fact("zip", collects=Collects.ZIP, iterates=True, pure=True),
     Fact("enumerate", collects=Collects.ENUMERATE, iterates=True, pure=True),
-    *facts(("reversed", "sorted", "set", "dict"), collects=Collects.ITEMS, pure=True),
+    *facts(("reversed", "sorted", "set"), collects=Collects.ITEMS, pure=True),
+    # `dict(loss=loss, log_vars=logs)`: a dict keyed by the keywords, as the display `{"loss": loss, ...}`.
+    Fact("dict", collects=Collects.DICT, pure=True),
     Fact("next", collects=Collects.ITEMS),
     # A property's method runs on every read of its attribute.
     Fact("property", returns=Returns.FUNCTION, accessor=True),

@@ -14,12 +14,19 @@ from gradguard.analysis.api.facts import (
     facts,
     prefixed,
 )
+from gradguard.analysis.api.torch_tensor import CREATE_GRAPH, RETAIN_GRAPH
 
-# The two functions that run a backward pass (the runtime monitor wraps them), and the keywords
-# their roots may be passed by.
+# The two functions that run a backward pass (the runtime monitor wraps them); where each takes its
+# roots, and its `retain_graph` and `create_graph` flags: (position, keyword).
 BACKWARD_FUNCTION = "torch.autograd.backward"
 GRAD_FUNCTION = "torch.autograd.grad"
-ROOT_KEYWORDS = ("tensors", "outputs")
+BACKWARD_ROOTS = (0, "tensors")
+BACKWARD_RETAIN = (2, RETAIN_GRAPH)
+BACKWARD_CREATE = (3, CREATE_GRAPH)
+GRAD_OUTPUTS = (0, "outputs")
+GRAD_RETAIN = (3, RETAIN_GRAPH)
+GRAD_CREATE = (4, CREATE_GRAPH)
+ROOT_KEYWORDS = (BACKWARD_ROOTS[1], GRAD_OUTPUTS[1])
 # What `torch.autograd.grad` differentiates with respect to: its second argument, or this keyword.
 GRAD_INPUTS = (1, "inputs")
 

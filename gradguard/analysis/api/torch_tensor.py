@@ -23,10 +23,16 @@ NUMBER = "item"
 CPU = "cpu"
 # The attribute a backward accumulates a leaf's gradient into (`p.grad`).
 GRADIENT = "grad"
-# The keywords of `backward` that keep the graph: `retain_variables` is its name before PyTorch 0.4
-# (tutorials of that time still use it).
-RETAIN_KEYWORDS = ("retain_graph", "retain_variables")
-GRAPH_KEYWORDS = (*RETAIN_KEYWORDS, "create_graph")
+# The keyword of `backward` and `torch.autograd.grad` that keeps the graph for another pass, and the
+# one that builds a graph of the backward itself (which keeps the graph too).
+RETAIN_GRAPH = "retain_graph"
+CREATE_GRAPH = "create_graph"
+# `retain_variables` is the name of `retain_graph` before PyTorch 0.4 (tutorials of that time use it).
+RETAIN_KEYWORDS = (RETAIN_GRAPH, "retain_variables")
+GRAPH_KEYWORDS = (*RETAIN_KEYWORDS, CREATE_GRAPH)
+# `tensor.backward(gradient, retain_graph, create_graph)`: where the last two may be passed by position.
+BACKWARD_RETAIN = (1, RETAIN_GRAPH)
+BACKWARD_CREATE = (2, CREATE_GRAPH)
 
 FACTS: tuple[Fact, ...] = (
     Fact(BACKWARD, T, backward=Backward.BACKWARD, root=Role.RECEIVER, returns=Returns.NONE),

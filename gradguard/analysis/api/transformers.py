@@ -6,5 +6,5 @@ from gradguard.analysis.api.facts import BaseClass, Fact, Returns, facts
 
 FACTS: tuple[Fact, ...] = (
     *facts(("transformers.Trainer", "transformers.trainer.Trainer"), returns=Returns.UNKNOWN,
-           base=BaseClass(backward_on=("compute_loss",))),
+           base=BaseClass(backward_on=("compute_loss",), framework="The transformers Trainer")),
 )
