@@ -20,14 +20,17 @@ if TYPE_CHECKING:
 # finding ("backward compatibility" in a docstring passes the first test, not the second).
 _NEEDLES = (b"backward", b"retain_graph", b"autograd")
 _CALL_SHAPES = re.compile(rb"\b(?:backward|grad|manual_backward)\s*\(|\b(?:retain_graph|create_graph)\s*=")
+# A noqa directive naming a gradguard code can be unused (GG100) in any file, backward or not (one
+# search for the upper-case code first: most files hold no "GG").
+_GG_NOQA = re.compile(rb"#\s*noqa\s*:[^\n]*?\bGG[0-9]", re.IGNORECASE)
 
 
 def might_hold_finding(data: bytes | str) -> bool:
     """The cheap text prefilter: False when the text cannot hold any finding (no parsing needed)."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if not any(needle in raw for needle in _NEEDLES):
-        return False
-    return _CALL_SHAPES.search(raw) is not None
+    if any(needle in raw for needle in _NEEDLES) and _CALL_SHAPES.search(raw) is not None:
+        return True
+    return b"GG" in raw and _GG_NOQA.search(raw) is not None
 
 
 def facts_for(source: str, describe_row: Callable[[int], str] | None = None,
@@ -87,14 +90,16 @@ def analyze_file(source: str, describe_row: Callable[[int], str] | None = None,
         plain = fixcheck.plain_analysis(source, path)
         return Analysis(fixcheck.checked(source, plain.diagnostics, path), plain.dependencies, plain.incomplete)
     facts = facts_for(source, describe_row, path)
-    if facts is None:
-        return Analysis(())
     found: dict[tuple[str, int, int], Diagnostic] = {}
     for rule in all_rules():
-        for diagnostic in rule.check(facts):
+        for diagnostic in rule.check(facts) if facts is not None else rule.check_unanalysed(source):
             key = (diagnostic.code, diagnostic.span.start.row, diagnostic.span.start.column)
             found.setdefault(key, diagnostic)
+    if facts is None and not found:
+        return Analysis(())
     diagnostics = tuple(sorted(found.values(), key=lambda d: (d.span.start, d.code)))
     if not fixcheck.checking():
         diagnostics = fixcheck.checked(source, diagnostics, path)
+    if facts is None:
+        return Analysis(diagnostics)
     return Analysis(diagnostics, facts.dependencies, facts.incomplete)

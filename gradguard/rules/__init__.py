@@ -40,6 +40,11 @@ class Rule:
         """Yield this rule's findings for one file."""
         raise NotImplementedError
 
+    def check_unanalysed(self, source: str) -> Iterator[Diagnostic]:
+        """Yield this rule's findings for a file the analysis skips because it runs no backward: none,
+        except for a rule that reads the text alone (GG100's directives)."""
+        return iter(())
+
     def decisions(self, facts: FileFacts) -> Iterator[Decision]:
         """For each finding of `check`, the cause and the fix kind the shared cause model chose."""
         return iter(())

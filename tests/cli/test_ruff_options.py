@@ -18,6 +18,7 @@ from cli_support import (
 )
 from click.testing import CliRunner
 
+from gradguard.analysis import might_hold_finding
 from gradguard.cli import main
 
 # GG003 with a safe fix: the hidden state is detached at the top of the loop.
@@ -154,6 +155,21 @@ def test_unused_noqa_is_a_warning_with_a_safe_fix(project: Project) -> None:
     )
     project.write("ignored.py", source)
     assert project.lint("--no-cache", "--ignore", "GG100", "ignored.py").exit_code == 0
+
+
+def test_unused_noqa_is_reported_in_a_file_that_never_calls_backward(project: Project) -> None:
+    """Such a file is never analysed, so no rule can report on it: every gradguard code its directives
+    name is unused, cold and warm (a directive for other tools' codes alone keeps the file skipped)."""
+    project.write("helpers.py", NO_TORCH_SOURCE.replace("a + b\n", "a + b  # noqa: GG003\n"))
+    project.write("other.py", NO_TORCH_SOURCE.replace("a + b\n", "a + b  # noqa: E501\n"))
+    for _ in range(2):
+        result = project.lint()
+        assert result.exit_code == 1, result.output
+        assert "helpers.py:2:19: GG100 [*] Unused `noqa` directive: no finding of `GG003` on this line" in result.stdout
+        assert "other.py" not in result.stdout
+    assert project.lint("--fix").exit_code == 0
+    assert (project.root / "helpers.py").read_text() == NO_TORCH_SOURCE
+    assert might_hold_finding(b"x = 1  # NOQA: GG001\n") and not might_hold_finding(b"x = 1  # noqa: E501\n")
 
 
 def test_output_file_receives_the_report(project: Project) -> None:
