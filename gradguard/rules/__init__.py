@@ -349,6 +349,13 @@ def conflict_related(facts: FileFacts, conflict: Conflict) -> list[Related]:
     freeing = conflict.freed_by
     if not facts.is_local(freeing.node):
         pass
+    elif freeing.kind is CallKind.STEP:
+        # GG011: nothing was freed; the step changed in place what the retained graph saved.
+        retained = conflict.retained_by
+        if retained is not None and facts.is_local(retained.node):
+            related.append(Related(facts.span(retained.node), "graph kept alive here by retain_graph=True"))
+        changed = "saved parameters changed in place here by this optimizer step"
+        related.append(Related(facts.span(freeing.node), changed))
     elif freeing.kind is not CallKind.FRAMEWORK and freeing.node is not conflict.failing.node:
         related.append(Related(facts.span(freeing.node), f"graph freed here by this {freeing.shown} (no retain_graph)"))
     elif freeing.node is conflict.failing.node:
