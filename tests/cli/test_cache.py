@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from cli_support import (
     GG001_ROW,
     GG001_SOURCE,
@@ -18,8 +20,10 @@ from cli_support import (
     subprocess_env,
 )
 
+import gradguard
 from gradguard import __version__
-from gradguard.cache import CACHE_DIR, INDEX, Cache, checksum
+from gradguard import cache as cache_module
+from gradguard.cache import CACHE_DIR, INDEX, Cache, checksum, entry_key
 
 
 def _entries(root: Path) -> list[Path]:
@@ -244,3 +248,24 @@ def test_the_index_stores_a_shared_dependency_once_and_drops_stamps_no_record_us
     body = _index_body(tmp_path)
     assert body["stamps"] == [[str(helper), helper.stat().st_size, helper.stat().st_mtime_ns]]
     assert {record["dependencies"] == [0] for record in body["files"].values()} == {True}
+
+
+def test_the_keys_change_with_gradguards_own_code_not_only_its_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A development install keeps its version number while its code changes: entries and the index
+    are keyed by a hash of the code too, so an edited checkout never serves the old code's results."""
+    copy = tmp_path / "gradguard"
+    shutil.copytree(Path(gradguard.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache_module, "__file__", str(copy / "cache.py"))
+    rule = copy / "rules" / "gg003_state_not_detached.py"
+    try:
+        cache_module.code_version.cache_clear()
+        before = entry_key(b"x = 1\n", "settings", False)
+        assert entry_key(b"x = 1\n", "settings", False) == before
+        rule.write_text(rule.read_text(encoding="utf-8") + "\n# an edit, same version number\n", encoding="utf-8")
+        cache_module.code_version.cache_clear()
+        assert entry_key(b"x = 1\n", "settings", False) != before
+    finally:
+        monkeypatch.undo()
+        cache_module.code_version.cache_clear()
