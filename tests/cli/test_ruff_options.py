@@ -1,12 +1,15 @@
 """The options ruff users expect, each as ruff does it: stdin, -q, --show-fixes, --fix-only,
 --exit-non-zero-on-fix, --add-noqa, file-level noqa, unused noqa (GG100), --output-file, `rule` as JSON
-and by name, `clean`, the no-files warning and syntax errors in files that never call backward."""
+and by name, `clean`, the no-files warning, syntax errors in files that never call backward, --watch."""
 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 from cli_support import (
     CLEAN_SOURCE,
@@ -275,3 +278,37 @@ def test_the_summary_after_fix_counts_what_was_fixed_and_what_remains(project: P
     assert result.exit_code == 1, result.output
     assert result.stdout.endswith("Found 2 errors (1 fixed, 1 remaining, 1 fixable with --unsafe-fixes).\n")
     assert result.stderr == ""
+
+
+def _wait_for(path: Path, text: str, count: int, deadline: float) -> str:
+    """The content of `path` once it holds `text` `count` times (a watch's output file, polled)."""
+    while time.monotonic() < deadline:
+        content = path.read_text(encoding="utf-8")
+        if content.count(text) >= count:
+            return content
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} x{count} never came: {path.read_text(encoding='utf-8')!r}")
+
+
+def test_watch_lints_again_when_a_file_is_edited_or_created(project: Project) -> None:
+    project.write("train.py", CLEAN_SOURCE)
+    out, err = project.root.parent / "watch.out", project.root.parent / "watch.err"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        watch = subprocess.Popen(
+            [sys.executable, "-m", "gradguard", "lint", "--watch", "--no-cache"],
+            cwd=project.root, env=subprocess_env(), stdout=stdout, stderr=stderr, text=True,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        _wait_for(err, "Watching for file changes.", 1, deadline)
+        assert "All checks passed!" in out.read_text(encoding="utf-8")
+        project.write("second.py", GG001_SOURCE)  # a new file
+        _wait_for(err, "Watching for file changes.", 2, deadline)
+        assert f"second.py:{GG001_ROW}:1: GG001" in out.read_text(encoding="utf-8")
+        project.write("second.py", CLEAN_SOURCE)  # an edit
+        _wait_for(err, "Watching for file changes.", 3, deadline)
+        assert out.read_text(encoding="utf-8").endswith("All checks passed!\n")
+        assert err.read_text(encoding="utf-8").count("File change detected...") == 2
+    finally:
+        watch.send_signal(signal.SIGINT)
+        assert watch.wait(timeout=30) == 130
