@@ -13,7 +13,10 @@ its entry (or to "skipped by the prefilter"), so a warm run neither reads, decod
 that did not change. Its first line holds the SHA-256 of the rest, checked before anything is read from
 it: one hash of the bytes, rather than one canonical JSON dump per record, keeps a warm run cheap. A record is written only for a file whose mtime is older than `RACY_NS` when it was
 looked at (git's "racily clean" rule: a later edit within the clock's granularity could otherwise keep
-the same times), and is trusted only while each of its dependencies keeps its size and mtime.
+the same times), and is trusted only while each of its dependencies keeps its size and mtime. The
+dependencies' (path, size, mtime) stamps are stored once, in a table the records point into by
+position: the files of a package import the same modules (diffusers: 55,819 references to 990
+stamps), so a warm run stats each stamp once and checks a record with one set operation.
 
 Everything is written atomically (temporary file + `os.replace`), so two runs at once never leave a torn
 file; the folder holds a `.gitignore` of `*`, like ruff's cache.
@@ -47,7 +50,7 @@ from gradguard.model import (
 )
 
 CACHE_DIR = ".gradguard_cache"
-FORMAT = 4
+FORMAT = 5
 INDEX = "index.json"
 # A file changed less than this long before it was looked at is never indexed by its times (see above).
 RACY_NS = 2_000_000_000
@@ -119,6 +122,8 @@ class Cache:
         self._digests: dict[str, str] = {}
         self._stats: dict[str, list[int] | None] = {}
         self._index: dict[str, Any] | None = None
+        self._stamps: list[Any] = []
+        self._changed_stamps: set[int] | None = None
         self._changed: dict[str, Any] = {}
 
     def _entry(self, key: str) -> Path:
@@ -205,32 +210,51 @@ class Cache:
         path, _, _, digest = stamp
         return isinstance(path, str) and self._digest(path) == digest
 
-    def _same_times(self, stamp: Stamp) -> bool:
-        path, size, mtime, _ = stamp
+    def _same_times(self, stamp: list[Any]) -> bool:
+        path, size, mtime = stamp
         found = self._stat(path) if isinstance(path, str) else None
         return (found or [-1, 0]) == [size, mtime]
 
     # -- the index ------------------------------------------------------------------------------------
 
+    def _read_index(self) -> tuple[dict[str, Any], list[Any]]:
+        """The index's records and stamp table as on disk; empty when missing, foreign or corrupt."""
+        try:
+            with open(self.folder / INDEX, "rb") as handle:
+                header, _, body = handle.read().partition(b"\n")
+            meta = json.loads(header)
+            if (
+                isinstance(meta, dict)
+                and meta.get("format") == FORMAT
+                and meta.get("code") == code_version()
+                and meta.get("checksum") == hashlib.sha256(body).hexdigest()
+            ):
+                data = json.loads(body)
+                files, stamps = (data.get("files"), data.get("stamps")) if isinstance(data, dict) else (0, 0)
+                if isinstance(files, dict) and isinstance(stamps, list):
+                    return files, stamps
+        except (OSError, ValueError, RecursionError):
+            pass
+        return {}, []
+
     def _load_index(self) -> dict[str, Any]:
         if self._index is None:
-            self._index = {}
-            try:
-                with open(self.folder / INDEX, "rb") as handle:
-                    header, _, body = handle.read().partition(b"\n")
-                meta = json.loads(header)
-                if (
-                    isinstance(meta, dict)
-                    and meta.get("format") == FORMAT
-                    and meta.get("code") == code_version()
-                    and meta.get("checksum") == hashlib.sha256(body).hexdigest()
-                ):
-                    files = json.loads(body)
-                    if isinstance(files, dict):
-                        self._index = files
-            except (OSError, ValueError, RecursionError):
-                pass
+            self._index, self._stamps = self._read_index()
         return self._index
+
+    def _changed_stamp_ids(self) -> set[int]:
+        """The positions of the stamp table whose file no longer has the recorded size and mtime."""
+        if self._changed_stamps is None:
+            changed = set()
+            for position, stamp in enumerate(self._stamps):
+                try:
+                    same = isinstance(stamp, list) and len(stamp) == 3 and self._same_times(stamp)
+                except TypeError:
+                    same = False
+                if not same:
+                    changed.add(position)
+            self._changed_stamps = changed
+        return self._changed_stamps
 
     def lookup(
         self, path: str, info: os.stat_result, fingerprint: str, notebook: bool
@@ -242,7 +266,14 @@ class Cache:
                 return None
             if record["stat"] != signature(info) or record["fingerprint"] != fingerprint:
                 return None
-            if record["notebook"] is not notebook or not all(self._same_times(s) for s in record["dependencies"]):
+            if record["notebook"] is not notebook:
+                return None
+            positions = record["dependencies"]
+            if not isinstance(positions, list):
+                return None
+            if positions and not (0 <= min(positions) and max(positions) < len(self._stamps)):
+                return None
+            if not self._changed_stamp_ids().isdisjoint(positions):
                 return None
             if not (isinstance(record["key"], str) or record["skipped"] is True):
                 return None
@@ -264,8 +295,10 @@ class Cache:
         if is_racy(info, looked_ns):
             return
         dependencies = tuple(os.path.abspath(dependency) for dependency in dependencies)
-        stamps = [self._stamp(dependency) for dependency in dependencies]
+        stamps = []
         for dependency in dependencies:
+            found = self._stat(dependency)
+            stamps.append([dependency, *(found if found is not None else (-1, 0))])
             with contextlib.suppress(OSError):
                 if is_racy(os.stat(dependency), time.time_ns()):
                     return
@@ -275,7 +308,7 @@ class Cache:
             "notebook": notebook,
             "key": key,
             "skipped": key is None,
-            "dependencies": stamps,
+            "dependencies": stamps,  # turned into positions of the stamp table by `save`
         }
         self._changed[os.path.abspath(path)] = body
 
@@ -283,13 +316,28 @@ class Cache:
         """Write the index's changes (merged with what another run may have written meanwhile)."""
         if not self._changed:
             return
-        self._index = None
-        files = dict(self._load_index())
-        files.update(self._changed)
+        files, stamps = self._read_index()
+        files = dict(files)
+        stamps = list(stamps)
+        positions = {}
+        for position, stamp in enumerate(stamps):
+            with contextlib.suppress(TypeError):
+                positions.setdefault(tuple(stamp), position)
+        for path, body in self._changed.items():
+            ids = []
+            for stamp in body["dependencies"]:
+                position = positions.get(tuple(stamp))
+                if position is None:
+                    position = positions[tuple(stamp)] = len(stamps)
+                    stamps.append(stamp)
+                ids.append(position)
+            files[path] = {**body, "dependencies": ids}
         self._changed = {}
+        files, stamps = _without_unused_stamps(files, stamps)
+        self._index, self._stamps, self._changed_stamps = None, [], None
         try:
             self._ensure_folder(None)
-            body = json.dumps(files, separators=(",", ":")).encode("utf-8")
+            body = json.dumps({"stamps": stamps, "files": files}, separators=(",", ":")).encode("utf-8")
             meta = {"format": FORMAT, "code": code_version(), "checksum": hashlib.sha256(body).hexdigest()}
             self._write_bytes(self.folder / INDEX, json.dumps(meta).encode("ascii") + b"\n" + body)
             self._remove_stale_temps()
@@ -315,6 +363,26 @@ class Cache:
                 tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n", encoding="utf-8")
         if sub is not None:
             sub.mkdir(exist_ok=True)
+
+
+def _without_unused_stamps(files: dict[str, Any], stamps: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+    """The table without the stamps no record points to any more (a file edited, a record replaced),
+    and the records' positions renumbered; unchanged when every stamp is still used."""
+    used: set[int] = set()
+    for record in files.values():
+        with contextlib.suppress(TypeError, AttributeError, KeyError):
+            used.update(record["dependencies"])
+    if used == set(range(len(stamps))):
+        return files, stamps
+    kept = sorted(i for i in used if isinstance(i, int) and 0 <= i < len(stamps))
+    renumbered = {old: new for new, old in enumerate(kept)}
+    moved = {}
+    for path, record in files.items():
+        try:
+            moved[path] = {**record, "dependencies": [renumbered[i] for i in record["dependencies"]]}
+        except (TypeError, AttributeError, KeyError):
+            continue  # a record that points outside the table is dropped: it is rebuilt next run
+    return moved, [stamps[i] for i in kept]
 
 
 def _loc(location: Location) -> list[int]:

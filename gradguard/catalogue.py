@@ -42,7 +42,7 @@ class RuleDoc:
     fix_title: str
     severity: Severity
     fix_applicability: Applicability
-    torch_error: str
+    torch_error: str  # the runtime error the rule explains; "" for none (GG100)
     summary: str
     path: Path
     body: str

@@ -10,14 +10,20 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from gradguard import __version__
+from gradguard import __version__, lint_command
 from gradguard.config import OUTPUT_FORMATS, ConfigError
 from gradguard.lint_command import use_color
+
+if TYPE_CHECKING:
+    from gradguard.config import Resolver
+    from gradguard.runner import FixMode
 
 # Show a progress bar only once a run has lasted this long (seconds).
 _PROGRESS_AFTER = 0.75
@@ -129,6 +135,9 @@ class _ProgressDisplay:
 @click.option(
     "-q", "--quiet", is_flag=True, help="Print the findings and nothing else (no progress, no summaries)."
 )
+@click.option(
+    "-w", "--watch", is_flag=True, help="Lint again whenever a linted file or a configuration file changes."
+)
 @click.option("--workers", type=click.IntRange(min=1), default=None, hidden=True, help="Number of processes.")
 def lint(
     paths: tuple[str, ...],
@@ -151,26 +160,20 @@ def lint(
     exit_zero: bool,
     config_file: Path | None,
     quiet: bool,
+    watch: bool,
     workers: int | None,
 ) -> None:
     """Lint Python files and notebooks (default: the current folder; `-` reads stdin)."""
-    from gradguard import lint_command
-    from gradguard.cache import Cache
-    from gradguard.config import (
-        CliOverrides,
-        Resolver,
-        check_per_file_patterns,
-        known_codes,
-        parse_cli_codes,
-    )
-    from gradguard.discovery import discover
-    from gradguard.runner import FixMode, lint_files
+    from gradguard.config import CliOverrides, Resolver, known_codes, parse_cli_codes
+    from gradguard.runner import FixMode
 
     cwd = Path.cwd()
     if "-" in paths and len(paths) > 1:
         raise click.UsageError("`-` (stdin) cannot be combined with other paths")
     if add_noqa and (fix or fix_only or diff):
         raise click.UsageError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
+    if watch and (paths == ("-",) or add_noqa):
+        raise click.UsageError("--watch lints files: it cannot be combined with `-` or --add-noqa")
     fix = fix or fix_only
     try:
         known = known_codes() if (select or ignore or extend_select) else ()
@@ -197,30 +200,18 @@ def lint(
                 raise click.UsageError("--add-noqa needs files to write, not `-`")
             code = lint_command.lint_stdin(stdin_filename, resolver, mode, options, cwd)
             sys.exit(0 if exit_zero and code == 1 else code)
-        found = discover(list(paths) or ["."], resolver, force_exclude=force_exclude)
-        for path in found.files:
-            resolver.for_file(path)
-        for settings in resolver.all_settings():
-            for message in check_per_file_patterns(settings, found.files):
-                if not quiet:
-                    lint_command.warn(message)
-        if not found.files and not found.errors and not quiet:
-            lint_command.warn(lint_command.NO_FILES)
-        cache = None if no_cache else Cache(root_settings.root)
-        display = _ProgressDisplay(enabled=not quiet and sys.stderr.isatty())
-        try:
-            outcomes = lint_files(
-                found.files, resolver, cache=cache, mode=mode, progress=display, workers=workers
-            )
-        finally:
-            display.close()
-        from gradguard.model import FileResult
+        round_args = _Round(
+            paths=list(paths) or ["."], force_exclude=force_exclude, quiet=quiet, no_cache=no_cache,
+            mode=mode, workers=workers, add_noqa=add_noqa, options=options, cwd=cwd,
+        )
 
-        results: list[FileResult] = [FileResult(error.path, errors=(error,)) for error in found.errors]
-        results.extend(outcome.result for outcome in outcomes)
-        if add_noqa:
-            sys.exit(lint_command.add_noqa(results, cwd))
-        code = lint_command.report(results, outcomes, options=options, cwd=cwd, mode=mode)
+        def resolver_for_round() -> Resolver:
+            # A fresh one each round: an edited pyproject.toml applies to the next round.
+            return Resolver(cwd, overrides, config_file)
+
+        if watch:
+            _watch(round_args, resolver_for_round, config_file)
+        code = _lint_round(resolver, round_args)[0]
     except ConfigError as exc:
         _fail(str(exc))
     except KeyboardInterrupt as exc:
@@ -230,6 +221,103 @@ def lint(
         click.echo("gradguard: interrupted" if signum == 2 else f"gradguard: stopped by {exc}", err=True)
         sys.exit(128 + signum)
     sys.exit(0 if exit_zero and code == 1 else code)
+
+
+@dataclass(frozen=True)
+class _Round:
+    """What one round of `gradguard lint` needs besides the settings (a watch repeats rounds)."""
+
+    paths: list[str]
+    force_exclude: bool
+    quiet: bool
+    no_cache: bool
+    mode: FixMode | None
+    workers: int | None
+    add_noqa: bool
+    options: lint_command.Options
+    cwd: Path
+
+
+def _lint_round(resolver: Resolver, how: _Round) -> tuple[int, list[str]]:
+    """Discover, warn, lint and report (or add `# noqa`) once: the exit code, and the files linted."""
+    from gradguard.cache import Cache
+    from gradguard.config import check_per_file_patterns
+    from gradguard.discovery import discover
+    from gradguard.model import FileResult
+    from gradguard.runner import lint_files
+
+    found = discover(how.paths, resolver, force_exclude=how.force_exclude)
+    for path in found.files:
+        resolver.for_file(path)
+    for settings in resolver.all_settings():
+        for message in check_per_file_patterns(settings, found.files):
+            if not how.quiet:
+                lint_command.warn(message)
+    if not found.files and not found.errors and not how.quiet:
+        lint_command.warn(lint_command.NO_FILES)
+    cache = None if how.no_cache else Cache(resolver.for_path(how.cwd).root)
+    display = _ProgressDisplay(enabled=not how.quiet and sys.stderr.isatty())
+    try:
+        outcomes = lint_files(
+            found.files, resolver, cache=cache, mode=how.mode, progress=display, workers=how.workers
+        )
+    finally:
+        display.close()
+    results: list[FileResult] = [FileResult(error.path, errors=(error,)) for error in found.errors]
+    results.extend(outcome.result for outcome in outcomes)
+    if how.add_noqa:
+        return lint_command.add_noqa(results, how.cwd), list(found.files)
+    code = lint_command.report(results, outcomes, options=how.options, cwd=how.cwd, mode=how.mode)
+    return code, list(found.files)
+
+
+def _config_files(cwd: Path, config_file: Path | None) -> list[str]:
+    """The configuration files a watch follows: `--config`, else those that could apply from `cwd` up
+    (created, edited or deleted, each changes the settings of the next round)."""
+    if config_file is not None:
+        return [str(config_file)]
+    names = ("pyproject.toml", "gradguard.toml")
+    return [str(folder / name) for folder in (cwd, *cwd.parents) for name in names]
+
+
+def _watch(how: _Round, new_resolver: Callable[[], Resolver], config_file: Path | None) -> NoReturn:
+    """Lint, then lint again at each change of a linted file, a new file or a configuration file, until
+    interrupted (Ctrl-C ends it as it ends any run). A configuration error is said and waited out."""
+    from functools import partial
+
+    from gradguard.watch import snapshot, wait_for_change
+
+    def say(message: str) -> None:
+        if not how.quiet:
+            click.echo(f"[{time.strftime('%H:%M:%S')}] {message}", err=True)
+
+    configs = _config_files(how.cwd, config_file)
+    files: list[str] = []
+    resolver: Resolver | None = None
+    say("Starting linter in watch mode...")
+    while True:
+        try:
+            resolver = new_resolver()
+            files = _lint_round(resolver, how)[1]
+        except ConfigError as exc:
+            click.echo(f"gradguard: error: {exc}", err=True)
+        sys.stdout.flush()
+        say("Watching for file changes.")
+        watched = partial(_watched_paths, how, resolver, files, configs)
+        wait_for_change(watched, snapshot(watched()))
+        say("File change detected...")
+
+
+def _watched_paths(how: _Round, resolver: Resolver | None, files: list[str], configs: list[str]) -> list[str]:
+    """The files discovery finds now (new ones included), else the last round's, and the config files."""
+    from gradguard.discovery import discover
+
+    try:
+        if resolver is not None:
+            files = list(discover(how.paths, resolver, force_exclude=how.force_exclude).files)
+    except ConfigError:
+        pass
+    return [*files, *configs]
 
 
 @main.command()

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from functools import lru_cache
 
 import libcst as cst
-import libcst.matchers as m
 
 from gradguard.analysis.facts import FileFacts
 from gradguard.model import Edit, Location, Span
+from gradguard.parse import nodes_of
 
 _ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
@@ -606,7 +606,7 @@ def entries_rebound_in(node: cst.CSTNode, holder: str) -> list[cst.Subscript]:
 
 def calls_in(expression: cst.CSTNode) -> bool:
     """Whether an expression calls anything (evaluating it again may give another value)."""
-    return bool(m.findall(expression, m.Call()))
+    return next(nodes_of(expression, cst.Call), None) is not None
 
 
 def enclosing_function(facts: FileFacts, node: cst.CSTNode) -> cst.FunctionDef | None:

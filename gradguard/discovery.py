@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -37,6 +38,9 @@ class Discovered:
 class _Ignore:
     base: str  # absolute folder holding the .gitignore
     spec: pathspec.GitIgnoreSpec
+    # Every pattern of the spec in one regex: a path it does not match is decided at once (most paths);
+    # pathspec tries the patterns one by one (diffusers' 101 patterns: 0.5 s of a 2,089-file warm run).
+    any_pattern: re.Pattern[str] | None = None
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -207,6 +211,8 @@ def _git_ignored(absolute: str, is_dir: bool, ignores: list[_Ignore]) -> bool:
         relative = absolute[len(base) :].replace(os.sep, "/")
         if is_dir:
             relative += "/"
+        if ignore.any_pattern is not None and ignore.any_pattern.match(relative) is None:
+            continue
         result = ignore.spec.check_file(relative)
         if result.include is not None:
             return bool(result.include)
@@ -222,7 +228,43 @@ def _read_gitignore(directory: str) -> _Ignore | None:
         return None
     import pathspec
 
-    return _Ignore(directory, pathspec.GitIgnoreSpec.from_lines(lines))
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    return _Ignore(directory, spec, _any_pattern(spec))
+
+
+_ANY_FOLDER = "^(?:.+/)?"
+
+
+def _any_pattern(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
+    """One regex that matches a path when any pattern of `spec` does (None when they cannot be joined).
+
+    pathspec's patterns are anchored regexes; most begin "at any folder" (`^(?:.+/)?`), which is
+    factored out so that the joined regex tries the folders of a path once, not once per pattern."""
+    anywhere: list[str] = []
+    rooted: list[str] = []
+    flags = set()
+    for pattern in spec.patterns:
+        if getattr(pattern, "include", None) is None:
+            continue  # a blank line or a comment
+        regex = getattr(pattern, "regex", None)
+        if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str) or "(?P=" in regex.pattern:
+            return None
+        if not regex.pattern.startswith("^"):
+            return None  # anchored patterns only: then matching at the start is all a search would find
+        # The patterns' own named groups would clash once joined; none of them is referred back to.
+        source = re.sub(r"\(\?P<\w+>", "(?:", regex.pattern)
+        if source.startswith(_ANY_FOLDER):
+            anywhere.append(f"(?:{source[len(_ANY_FOLDER):]})")
+        else:
+            rooted.append(f"(?:{source[1:]})")
+        flags.add(regex.flags)
+    if len(flags) > 1:
+        return None
+    branches = ([f"(?:.+/)?(?:{'|'.join(anywhere)})"] if anywhere else []) + rooted
+    try:
+        return re.compile(f"^(?:{'|'.join(branches) or '(?!)'})", flags.pop() if flags else 0)
+    except re.error:
+        return None
 
 
 def _ancestor_ignores(top: str) -> list[_Ignore]:

@@ -194,6 +194,15 @@ def _where(path: str, row: int, cwd: Path) -> str:
     return f"{shown if not shown.startswith('..') else path}:{row}"
 
 
+def _related_label(message: str) -> str:
+    """The role of a related place, from the words rules use for it (`conflict_related`)."""
+    for words, label in (("optimizer step", "in-place step"), ("freed", "freeing call"),
+                         ("assigned", "carrier"), ("retain_graph", "retained by")):
+        if words in message:
+            return label
+    return "related"
+
+
 def render(diagnosis: Diagnosis, cwd: Path) -> str:
     """The diagnosis as text; every statement the static analysis made is marked as inferred."""
     from gradguard.engine import Prepared
@@ -212,9 +221,10 @@ def render(diagnosis: Diagnosis, cwd: Path) -> str:
     finding = diagnosis.finding
     if finding is None:
         if traceback.kind == "inplace":
-            out.append("cause          a tensor saved for the backward was modified in place afterwards; gradguard's")
-            out.append("               rules do not cover in-place edits statically. Rerun under the monitor")
-            out.append("               (`gradguard run SCRIPT`) or with torch.autograd.set_detect_anomaly(True) to see which.")
+            out.append("cause          a tensor saved for the backward was modified in place afterwards; the static")
+            out.append("               analysis covers an optimizer step between two backwards through a retained")
+            out.append("               graph (GG011) and found none here. Rerun under the monitor (`gradguard run")
+            out.append("               SCRIPT`) or with torch.autograd.set_detect_anomaly(True) to see which edit it was.")
         else:
             out.append("cause          no gradguard finding at or near this call (the analysis did not see it);")
             out.append("               rerun under the monitor, `gradguard run SCRIPT`, for the runtime diagnosis.")
@@ -225,7 +235,7 @@ def render(diagnosis: Diagnosis, cwd: Path) -> str:
     out.append(f"rule           {finding.code} {rule_name(finding.code)}   {inferred}, {diagnosis.match}")
     out.append(f"diagnosis      {finding.message}")
     for related in finding.related:
-        label = "freeing call" if "freed" in related.message else "carrier" if "assigned" in related.message else "related"
+        label = _related_label(related.message)
         row = related.span.start.row
         out.append(f"{label:<14} {_where(path, row, cwd)}   {_line(text, row)}   {related.message} {inferred}")
     fix = finding.fix

@@ -27,6 +27,9 @@ _WORDS = (b"autograd", b"backward", b"create_graph", b"manual_backward", b"retai
           b"update_params")
 _CALLED = (b"backward", b"grad", b"manual_backward", b"update_params")
 _KEYWORDS = (b"create_graph", b"retain_graph", b"retain_variables")
+# A noqa directive naming a gradguard code can be unused (GG100) in any file, backward or not (one
+# search for the upper-case code first: most files hold no "GG").
+_GG_NOQA = re.compile(rb"#\s*noqa\s*:[^\n]*?\bGG[0-9]", re.IGNORECASE)
 
 
 @cache
@@ -51,6 +54,8 @@ def might_hold_finding(data: bytes | str, declared: tuple[Fact, ...] = ()) -> bo
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     needles, shapes = _prefilter()
     if any(needle in raw for needle in needles) and shapes.search(raw) is not None:
+        return True
+    if b"GG" in raw and _GG_NOQA.search(raw) is not None:
         return True
     names = frozenset(fact.name.rsplit(".", 1)[-1] for fact in declared if fact.backward is not None)
     return bool(names) and _declared_shapes(names).search(raw) is not None
@@ -113,14 +118,16 @@ def analyze_file(source: str, describe_row: Callable[[int], str] | None = None,
         plain = fixcheck.plain_analysis(source, path)
         return Analysis(fixcheck.checked(source, plain.diagnostics, path), plain.dependencies, plain.incomplete)
     facts = facts_for(source, describe_row, path)
-    if facts is None:
-        return Analysis(())
     found: dict[tuple[str, int, int], Diagnostic] = {}
     for rule in all_rules():
-        for diagnostic in rule.check(facts):
+        for diagnostic in rule.check(facts) if facts is not None else rule.check_unanalysed(source):
             key = (diagnostic.code, diagnostic.span.start.row, diagnostic.span.start.column)
             found.setdefault(key, diagnostic)
+    if facts is None and not found:
+        return Analysis(())
     diagnostics = tuple(sorted(found.values(), key=lambda d: (d.span.start, d.code)))
     if not fixcheck.checking():
         diagnostics = fixcheck.checked(source, diagnostics, path)
+    if facts is None:
+        return Analysis(diagnostics)
     return Analysis(diagnostics, facts.dependencies, facts.incomplete)

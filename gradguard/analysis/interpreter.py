@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import libcst as cst
-import libcst.matchers as m
 
 from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
@@ -54,6 +53,7 @@ from gradguard.analysis.values import (
     join,
     known_objects,
 )
+from gradguard.parse import nodes_of
 
 # Passes after which a loop's states are compared widened (every earlier generation of the
 # loop's own sites folded into one: a pass that would only age them changes nothing), and the
@@ -218,7 +218,7 @@ class Interpreter(Evaluator):
         found = self.calling.get(statement)
         if found is None:
             found = self.calling[statement] = isinstance(statement, cst.SimpleStatementLine) \
-                and bool(m.findall(statement, m.Call()))
+                and next(nodes_of(statement, cst.Call), None) is not None
         return found
 
     def regroup(self, parts: list[State], forgotten: set[str] | None = None) -> list[State]:
@@ -1537,8 +1537,8 @@ def _getter_test(function: cst.FunctionDef, receiver: cst.BaseExpression) -> cst
     returned = body[0].body[0]
     if not isinstance(returned, cst.Return) or returned.value is None or key_of(returned.value) is None:
         return None
-    attrs = {id(node.attr) for node in m.findall(returned.value, m.Attribute())}
-    names = {node.value for node in m.findall(returned.value, m.Name()) if id(node) not in attrs}
+    attrs = {id(node.attr) for node in nodes_of(returned.value, cst.Attribute)}
+    names = {node.value for node in nodes_of(returned.value, cst.Name) if id(node) not in attrs}
     if not names <= {me, "True", "False", "None"} | K.PURE_CALLS:
         return None
 
@@ -1620,11 +1620,11 @@ def _settings_shape(expr: cst.BaseExpression) -> tuple[str, str, frozenset[str],
 
 
 def _tests_none(expr: cst.BaseExpression) -> bool:
-    return bool(m.findall(expr, m.Name("None")))
+    return any(node.value == "None" for node in nodes_of(expr, cst.Name))
 
 
 def _has_call(expr: cst.BaseExpression) -> bool:
-    return bool(m.findall(expr, m.Call()))
+    return next(nodes_of(expr, cst.Call), None) is not None
 
 
 def object_atom_key(owner: Value | None, attribute: str) -> str | None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 import libcst as cst
-import libcst.matchers as m
 
 from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
@@ -18,6 +17,7 @@ from gradguard.analysis.names import canonical, import_bindings, qualify, star_i
 from gradguard.analysis.project import ModuleInfo, Project
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import CallInfo, CallKind, Kind, Value
+from gradguard.parse import nodes_of
 
 
 def module_imports(module: cst.Module) -> dict[str, str]:
@@ -219,9 +219,14 @@ class Program(Interpreter):
         init = info.methods.get("__init__")
         if init is None:
             return False
-        flag = m.Assign(targets=[m.AssignTarget(target=m.Attribute(
-            value=m.Name("self"), attr=m.OneOf(*(m.Name(f) for f in K.MANUAL_FLAGS))))], value=m.Name("False"))
-        return bool(m.findall(init.node, flag))
+        return any(
+            len(assign.targets) == 1
+            and isinstance(target := assign.targets[0].target, cst.Attribute)
+            and isinstance(target.value, cst.Name) and target.value.value == "self"
+            and target.attr.value in K.MANUAL_FLAGS
+            and isinstance(assign.value, cst.Name) and assign.value.value == "False"
+            for assign in nodes_of(init.node, cst.Assign)
+        )
 
     def _entry(self, info: FunctionInfo, start: State, instance: Value | None,
                framework: bool = False) -> State | None:

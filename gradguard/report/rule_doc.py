@@ -37,7 +37,8 @@ def render_rule(doc: RuleDoc, console: Console) -> None:
     facts.add_column()
     facts.add_row("Severity", Text(doc.severity.value, style=_SEVERITY_STYLES[doc.severity]))
     facts.add_row("Fix", Text(fix_label(doc.fix_applicability)))
-    facts.add_row("Explains", Text(doc.torch_error))
+    if doc.torch_error:
+        facts.add_row("Explains", Text(doc.torch_error))
     facts.add_row("Document", Text(doc.url))
     console.print(facts)
     console.print()

@@ -54,7 +54,8 @@ def rule_descriptor(doc: catalogue.RuleDoc) -> dict[str, Any]:
         "id": doc.code,
         "name": doc.name,
         "shortDescription": {"text": doc.summary},
-        "fullDescription": {"text": f"{doc.summary} Explains the runtime error: {doc.torch_error}"},
+        "fullDescription": {"text": f"{doc.summary} Explains the runtime error: {doc.torch_error}"
+                            if doc.torch_error else doc.summary},
         "help": {"text": body, "markdown": body},
         "helpUri": doc.url,
         "defaultConfiguration": {"level": level},

@@ -41,6 +41,11 @@ class Rule:
         """Yield this rule's findings for one file."""
         raise NotImplementedError
 
+    def check_unanalysed(self, source: str) -> Iterator[Diagnostic]:
+        """Yield this rule's findings for a file the analysis skips because it runs no backward: none,
+        except for a rule that reads the text alone (GG100's directives)."""
+        return iter(())
+
     def decisions(self, facts: FileFacts) -> Iterator[Decision]:
         """For each finding of `check`, the cause and the fix kind the shared cause model chose."""
         return iter(())
@@ -352,6 +357,13 @@ def conflict_related(facts: FileFacts, conflict: Conflict) -> list[Related]:
     freeing = conflict.freed_by
     if not facts.is_local(freeing.node):
         pass
+    elif freeing.kind is CallKind.STEP:
+        # GG011: nothing was freed; the step changed in place what the retained graph saved.
+        retained = conflict.retained_by
+        if retained is not None and facts.is_local(retained.node):
+            related.append(Related(facts.span(retained.node), "graph kept alive here by retain_graph=True"))
+        changed = "saved parameters changed in place here by this optimizer step"
+        related.append(Related(facts.span(freeing.node), changed))
     elif freeing.kind is not CallKind.FRAMEWORK and freeing.node is not conflict.failing.node:
         related.append(Related(facts.span(freeing.node), f"graph freed here by this {freeing.shown} (no retain_graph)"))
     elif freeing.node is conflict.failing.node:

@@ -16,8 +16,7 @@ class UnusedNoqa(Rule):
     code = "GG100"
 
     def check(self, facts: FileFacts) -> Iterator[Diagnostic]:
-        found = directives(facts.source)
-        if not found:
+        if not directives(facts.source):
             return
         # What every other rule reports, before any `# noqa` is applied (the engine applies them).
         reported = {
@@ -26,7 +25,14 @@ class UnusedNoqa(Rule):
             if rule.code != self.code
             for diagnostic in rule.check(facts)
         }
-        for directive in found:
+        yield from self._unused(facts.source, facts.lines, reported)
+
+    def check_unanalysed(self, source: str) -> Iterator[Diagnostic]:
+        """In a file that runs no backward no rule reports anything: every directive for a GG code is unused."""
+        yield from self._unused(source, source.splitlines(), set())
+
+    def _unused(self, source: str, lines: list[str], reported: set[tuple[int, str]]) -> Iterator[Diagnostic]:
+        for directive in directives(source):
             ours = [code for code in directive.codes if code.startswith("GG") and code != self.code]
             unused = [code for code in ours if (directive.row, code) not in reported]
             if not unused:
@@ -40,14 +46,14 @@ class UnusedNoqa(Rule):
                 message=doc.message.format(codes=listed),
                 span=Span.of(directive.row, directive.start, directive.row, directive.end),
                 severity=doc.severity,
-                fix=Fix(title, Applicability.SAFE, (_edit(facts, directive, kept),)),
+                fix=Fix(title, Applicability.SAFE, (_edit(lines, directive, kept),)),
             )
 
 
-def _edit(facts: FileFacts, directive: Directive, kept: list[str]) -> Edit:
+def _edit(lines: list[str], directive: Directive, kept: list[str]) -> Edit:
     """Rewrite the directive with the codes kept, or remove it (and its comment when nothing else is in it)."""
     row = directive.row
-    line = facts.lines[row - 1]
+    line = lines[row - 1]
     if kept:
         return Edit(Span.of(row, directive.start, row, directive.end), f"# noqa: {', '.join(kept)}")
     rest = line[directive.end - 1 :]

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
 from cli_support import (
     GG001_ROW,
     GG001_SOURCE,
@@ -17,8 +20,10 @@ from cli_support import (
     subprocess_env,
 )
 
+import gradguard
 from gradguard import __version__
-from gradguard.cache import checksum
+from gradguard import cache as cache_module
+from gradguard.cache import CACHE_DIR, INDEX, Cache, checksum, entry_key
 
 
 def _entries(root: Path) -> list[Path]:
@@ -192,10 +197,75 @@ def test_a_skipped_script_is_screened_again_when_a_module_it_imports_gains_a_bac
     first = project.lint()
     assert first.exit_code == 0, first.output
     _, _, body = (project.root / ".gradguard_cache" / "index.json").read_bytes().partition(b"\n")
-    (record,) = [entry for path, entry in json.loads(body).items() if path.endswith("train.py")]
+    (record,) = [entry for path, entry in json.loads(body)["files"].items() if path.endswith("train.py")]
     assert record["skipped"] is True and record["dependencies"], record
     helpers.write_text("def update(loss):\n    loss.backward()\n", encoding="utf-8")
     _age(helpers)
     warm = project.lint()
     assert warm.exit_code == 1, warm.output
     assert "train.py:9:5: GG003" in warm.output
+
+
+def _index_body(root: Path) -> dict:
+    _, _, body = (root / CACHE_DIR / INDEX).read_bytes().partition(b"\n")
+    return json.loads(body)
+
+
+def _record(cache: Cache, path: Path, *dependencies: Path) -> None:
+    cache.record(str(path), path.stat(), time.time_ns(), "settings", False, None, tuple(map(str, dependencies)))
+
+
+def test_the_index_stores_a_shared_dependency_once_and_drops_stamps_no_record_uses(tmp_path: Path) -> None:
+    """Scripts importing the same module point at one stamp of it; a changed module invalidates the
+    records that point at its old stamp only, and a stamp nothing points at any more is dropped."""
+    first, second, helper = (tmp_path / name for name in ("a.py", "b.py", "helper.py"))
+    for path in (first, second, helper):
+        path.write_text("x = 1\n", encoding="utf-8")
+    _age(first, second, helper)
+    cache = Cache(tmp_path)
+    _record(cache, first, helper)
+    _record(cache, second, helper)
+    cache.save()
+    body = _index_body(tmp_path)
+    assert body["stamps"] == [[str(helper), helper.stat().st_size, helper.stat().st_mtime_ns]]
+    assert {record["dependencies"] == [0] for record in body["files"].values()} == {True}
+    warm = Cache(tmp_path)
+    assert warm.lookup(str(first), first.stat(), "settings", False) is not None
+    assert warm.lookup(str(second), second.stat(), "settings", False) is not None
+
+    helper.write_text("def update(loss):\n    loss.backward()\n", encoding="utf-8")
+    _age(helper)
+    changed = Cache(tmp_path)
+    assert changed.lookup(str(first), first.stat(), "settings", False) is None
+    assert changed.lookup(str(second), second.stat(), "settings", False) is None
+    _record(changed, first, helper)
+    changed.save()
+    assert len(_index_body(tmp_path)["stamps"]) == 2  # `second` still points at the old one
+    assert Cache(tmp_path).lookup(str(first), first.stat(), "settings", False) is not None
+    again = Cache(tmp_path)
+    _record(again, second, helper)
+    again.save()
+    body = _index_body(tmp_path)
+    assert body["stamps"] == [[str(helper), helper.stat().st_size, helper.stat().st_mtime_ns]]
+    assert {record["dependencies"] == [0] for record in body["files"].values()} == {True}
+
+
+def test_the_keys_change_with_gradguards_own_code_not_only_its_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A development install keeps its version number while its code changes: entries and the index
+    are keyed by a hash of the code too, so an edited checkout never serves the old code's results."""
+    copy = tmp_path / "gradguard"
+    shutil.copytree(Path(gradguard.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache_module, "__file__", str(copy / "cache.py"))
+    rule = copy / "rules" / "gg003_state_not_detached.py"
+    try:
+        cache_module.code_version.cache_clear()
+        before = entry_key(b"x = 1\n", "settings", False)
+        assert entry_key(b"x = 1\n", "settings", False) == before
+        rule.write_text(rule.read_text(encoding="utf-8") + "\n# an edit, same version number\n", encoding="utf-8")
+        cache_module.code_version.cache_clear()
+        assert entry_key(b"x = 1\n", "settings", False) != before
+    finally:
+        monkeypatch.undo()
+        cache_module.code_version.cache_clear()

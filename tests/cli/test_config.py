@@ -169,6 +169,19 @@ def test_a_per_file_pattern_for_files_not_linted_now_is_accepted(project: Projec
     assert result.exit_code == 0, result.output
 
 
+def test_a_per_file_pattern_for_an_excluded_file_that_exists_is_not_warned_about(project: Project) -> None:
+    project.write(
+        "pyproject.toml",
+        "[tool.gradguard]\nexclude = ['legacy']\n[tool.gradguard.per-file-ignores]\n'legacy/*.py' = ['GG001']\n",
+    )
+    project.write("legacy/old.py", GG001_SOURCE)
+    project.write("train.py", "x = 1\n")
+    result = project.lint()
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.stderr
+    assert project.lint("legacy/old.py").exit_code == 0  # given explicitly, linted, and ignored by the pattern
+
+
 def test_bad_config_file_option(project: Project) -> None:
     _assert_config_error(project, ("--config", "nowhere.toml"), "--config", "no such file")
 

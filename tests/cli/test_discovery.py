@@ -9,7 +9,7 @@ from pathlib import Path
 from cli_support import GG001_ROW, GG001_SOURCE, Project
 
 from gradguard.config import Resolver
-from gradguard.discovery import discover
+from gradguard.discovery import _git_ignored, _Ignore, _read_gitignore, discover
 
 KNOWN = ("GG001", "GG002")
 
@@ -129,3 +129,41 @@ def test_symlinked_folders_are_not_followed(project: Project) -> None:
     os.symlink("..", project.root / "pkg" / "parent")
     os.symlink("pkg", project.root / "alias")
     assert _found(project)[0] == ["pkg/a.py"]
+
+
+GITIGNORE = """\
+# build products
+__pycache__/
+*.py[cod]
+/build/
+dist
+docs/**/*.png
+!docs/keep/*.png
+logs/
+!logs/keep.log
+**/cache_*/
+data/*.csv
+a/**/b
+*.egg-info/
+.venv
+"""
+
+
+def test_the_joined_gitignore_regex_decides_as_pathspec_does(tmp_path: Path) -> None:
+    """The one-regex shortcut (a path no pattern matches is not ignored) never changes a verdict."""
+    (tmp_path / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+    ignore = _read_gitignore(str(tmp_path))
+    assert ignore is not None and ignore.any_pattern is not None
+    plain = _Ignore(ignore.base, ignore.spec)
+    names = ["train.py", "x/__pycache__", "x/mod.pyc", "build", "src/build", "dist", "src/dist/y.py",
+             "docs/a/b.png", "docs/keep/c.png", "logs", "logs/keep.log", "q/cache_1", "data/t.csv",
+             "data/sub/t.csv", "a/b", "a/x/y/b", "ab", "pkg.egg-info", ".venv", "src/.venv", "docs/readme.md"]
+    verdicts = {}
+    for name in names:
+        for is_dir in (False, True):
+            path = str(tmp_path / name)
+            fast, slow = _git_ignored(path, is_dir, [ignore]), _git_ignored(path, is_dir, [plain])
+            assert fast == slow, (name, is_dir)
+            verdicts[name, is_dir] = fast
+    assert verdicts["train.py", False] is False and verdicts["x/mod.pyc", False] is True
+    assert verdicts["docs/keep/c.png", False] is False and verdicts["docs/a/b.png", False] is True

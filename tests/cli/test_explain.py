@@ -13,6 +13,7 @@ import pytest
 from cli_support import REPO, subprocess_env
 from fixture_support import RunOutcome, buggy_fixtures, rule_of, run_many
 
+from gradguard import catalogue
 from gradguard.explain import clean_line, explain, parse_log, pick
 
 INPLACE_SCRIPT = """\
@@ -31,7 +32,11 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, RunOutcome]
         pytest.skip("torch is not installed")
     inplace = tmp_path_factory.mktemp("inplace") / "inplace_step.py"
     inplace.write_text(INPLACE_SCRIPT, encoding="utf-8")
-    paths = [path for path in buggy_fixtures() if path.suffix == ".py"] + [inplace]
+    # GG011's in-place error, which fixtures/buggy does not hold: the rule document's bad example.
+    (bad,) = [example for example in catalogue.get("GG011").examples if example.kind == "bad"]
+    stepped = tmp_path_factory.mktemp("stepped") / "actor_critic.py"
+    stepped.write_text(bad.source, encoding="utf-8")
+    paths = [path for path in buggy_fixtures() if path.suffix == ".py"] + [inplace, stepped]
     return run_many(paths, timeout=900)
 
 
@@ -124,6 +129,19 @@ def test_the_inplace_error_is_recognised_and_said_to_need_a_run(outcomes: dict[P
     report, code = explain(traceback, path.parent)
     assert code == 1
     assert "failing call   inplace_step.py:6" in report and "gradguard run" in report
+
+
+@pytest.mark.torch
+def test_the_inplace_error_of_an_optimizer_step_is_diagnosed_as_gg011(outcomes: dict[Path, RunOutcome]) -> None:
+    (path,) = [p for p in outcomes if p.name == "actor_critic.py"]
+    traceback = outcomes[path].traceback
+    assert "modified by an inplace operation" in traceback
+    report, code = explain(traceback, path.parent)
+    assert (code, _rule(report)) == (0, "GG011"), report
+    lines = report.splitlines()
+    assert any(line.startswith("in-place step ") and ".step()" in line for line in lines), report
+    assert any(line.startswith("retained by ") and "retain_graph=True" in line for line in lines), report
+    assert not any(line.startswith("freeing call ") for line in lines), report
 
 
 def test_prefixes_are_removed() -> None:

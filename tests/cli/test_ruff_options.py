@@ -1,12 +1,15 @@
 """The options ruff users expect, each as ruff does it: stdin, -q, --show-fixes, --fix-only,
 --exit-non-zero-on-fix, --add-noqa, file-level noqa, unused noqa (GG100), --output-file, `rule` as JSON
-and by name, `clean`, the no-files warning and syntax errors in files that never call backward."""
+and by name, `clean`, the no-files warning, syntax errors in files that never call backward, --watch."""
 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 from cli_support import (
     CLEAN_SOURCE,
@@ -18,6 +21,7 @@ from cli_support import (
 )
 from click.testing import CliRunner
 
+from gradguard.analysis import might_hold_finding
 from gradguard.cli import main
 
 # GG003 with a safe fix: the hidden state is detached at the top of the loop.
@@ -156,6 +160,21 @@ def test_unused_noqa_is_a_warning_with_a_safe_fix(project: Project) -> None:
     assert project.lint("--no-cache", "--ignore", "GG100", "ignored.py").exit_code == 0
 
 
+def test_unused_noqa_is_reported_in_a_file_that_never_calls_backward(project: Project) -> None:
+    """Such a file is never analysed, so no rule can report on it: every gradguard code its directives
+    name is unused, cold and warm (a directive for other tools' codes alone keeps the file skipped)."""
+    project.write("helpers.py", NO_TORCH_SOURCE.replace("a + b\n", "a + b  # noqa: GG003\n"))
+    project.write("other.py", NO_TORCH_SOURCE.replace("a + b\n", "a + b  # noqa: E501\n"))
+    for _ in range(2):
+        result = project.lint()
+        assert result.exit_code == 1, result.output
+        assert "helpers.py:2:19: GG100 [*] Unused `noqa` directive: no finding of `GG003` on this line" in result.stdout
+        assert "other.py" not in result.stdout
+    assert project.lint("--fix").exit_code == 0
+    assert (project.root / "helpers.py").read_text() == NO_TORCH_SOURCE
+    assert might_hold_finding(b"x = 1  # NOQA: GG001\n") and not might_hold_finding(b"x = 1  # noqa: E501\n")
+
+
 def test_output_file_receives_the_report(project: Project) -> None:
     project.write("train.py", GG001_SOURCE)
     result = project.lint("--output-format", "json", "-o", "reports/gg.json", "--no-cache")
@@ -259,3 +278,37 @@ def test_the_summary_after_fix_counts_what_was_fixed_and_what_remains(project: P
     assert result.exit_code == 1, result.output
     assert result.stdout.endswith("Found 2 errors (1 fixed, 1 remaining, 1 fixable with --unsafe-fixes).\n")
     assert result.stderr == ""
+
+
+def _wait_for(path: Path, text: str, count: int, deadline: float) -> str:
+    """The content of `path` once it holds `text` `count` times (a watch's output file, polled)."""
+    while time.monotonic() < deadline:
+        content = path.read_text(encoding="utf-8")
+        if content.count(text) >= count:
+            return content
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} x{count} never came: {path.read_text(encoding='utf-8')!r}")
+
+
+def test_watch_lints_again_when_a_file_is_edited_or_created(project: Project) -> None:
+    project.write("train.py", CLEAN_SOURCE)
+    out, err = project.root.parent / "watch.out", project.root.parent / "watch.err"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        watch = subprocess.Popen(
+            [sys.executable, "-m", "gradguard", "lint", "--watch", "--no-cache"],
+            cwd=project.root, env=subprocess_env(), stdout=stdout, stderr=stderr, text=True,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        _wait_for(err, "Watching for file changes.", 1, deadline)
+        assert "All checks passed!" in out.read_text(encoding="utf-8")
+        project.write("second.py", GG001_SOURCE)  # a new file
+        _wait_for(err, "Watching for file changes.", 2, deadline)
+        assert f"second.py:{GG001_ROW}:1: GG001" in out.read_text(encoding="utf-8")
+        project.write("second.py", CLEAN_SOURCE)  # an edit
+        _wait_for(err, "Watching for file changes.", 3, deadline)
+        assert out.read_text(encoding="utf-8").endswith("All checks passed!\n")
+        assert err.read_text(encoding="utf-8").count("File change detected...") == 2
+    finally:
+        watch.send_signal(signal.SIGINT)
+        assert watch.wait(timeout=30) == 130

@@ -31,6 +31,8 @@ def test_rule_prints_its_document(code: str) -> None:
         assert backward in text, f"{kind} example not shown"
     assert "# [GG" not in text
     assert "\x1b[" not in text
+    # The runtime error the rule explains; GG100's directives raise none, so it names none.
+    assert ("Explains" in text) == bool(doc.torch_error)
 
 
 def test_rule_all_lists_every_document() -> None:

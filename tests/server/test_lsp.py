@@ -138,6 +138,23 @@ def test_settings_come_from_the_nearest_pyproject(tmp_path: Path) -> None:
     run(tmp_path, body)
 
 
+def test_a_save_checks_again_with_the_settings_of_that_moment(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(GG003_SOURCE, encoding="utf-8")
+    uri = path.as_uri()
+
+    async def body(client: Client) -> None:
+        _open(client, uri, GG003_SOURCE)
+        assert [d.code for d in await client.wait_for(uri)] == ["GG003"]
+        (tmp_path / "pyproject.toml").write_text("[tool.gradguard]\nignore = ['GG003']\n", encoding="utf-8")
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        assert list(await client.wait_for(uri)) == []
+
+    run(tmp_path, body)
+
+
 def test_notebook_cells_get_their_own_diagnostics(tmp_path: Path) -> None:
     notebook_uri = (tmp_path / "explore.ipynb").as_uri()
     cells = ["import torch\nh = torch.zeros(1)\nw = torch.randn(1, requires_grad=True)\n", "# notes", "for step in range(3):\n    h = h * w\n    h.sum().backward()\n"]
@@ -176,7 +193,25 @@ def test_notebook_cells_get_their_own_diagnostics(tmp_path: Path) -> None:
         )
         quick = next(a for a in actions if "(safe fix)" in a.title)
         assert list(quick.edit.changes) == [cell_uris[2]]
-        assert "h = h.detach()" in _apply(cells[2], quick.edit.changes[cell_uris[2]])
+        fixed = _apply(cells[2], quick.edit.changes[cell_uris[2]])
+        assert "h = h.detach()" in fixed
+        # The fixed cell, sent as a notebook change, leaves the notebook clean.
+        client.notebook_document_did_change(
+            types.DidChangeNotebookDocumentParams(
+                notebook_document=types.VersionedNotebookDocumentIdentifier(uri=notebook_uri, version=2),
+                change=types.NotebookDocumentChangeEvent(
+                    cells=types.NotebookDocumentCellChanges(
+                        text_content=[
+                            types.NotebookDocumentCellContentChanges(
+                                document=types.VersionedTextDocumentIdentifier(uri=cell_uris[2], version=2),
+                                changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)],
+                            )
+                        ]
+                    )
+                ),
+            )
+        )
+        assert list(await client.wait_for(cell_uris[2])) == []
 
     run(tmp_path, body)
 
