@@ -26,6 +26,8 @@ from gradguard.analysis.values import (
     Read,
     Value,
     generation_of,
+    owner_group,
+    owners_in,
     stamps_of,
     translate,
 )
@@ -423,30 +425,32 @@ class AutogradEvents:
         if label is not None and label in state.unfilled:
             return  # no gradient since they were reset: the step changes nothing
         owner = optimizer.ref if isinstance(optimizer.ref, str) else (label or "optimizer")
-        if label is not None and "." in label and (owner == "self" or owner.startswith("self.")):
+        instance = label.rsplit(".", 1)[0] if label is not None and "." in label else "self"
+        if instance != "self":
             # An optimizer an instance built over its own parameters, stepped through that
             # instance (`value.optimizer.step()`): it updates that instance's, no other's.
-            instance = label.rsplit(".", 1)[0]
-            if instance != "self":
-                owner = instance + owner[len("self"):]
+            owner = owner_group([instance + part[len("self"):] if part == "self" or part.startswith("self.") else part
+                                 for part in owners_in(owner)])
         # Inside a method of `agent`, `self.actor` is also `agent.actor`: the modules called from
         # outside `agent` carry that label.
-        names = frozenset({owner, *self.owner_aliases.get(owner, ())})
-        held = self.owner_objects.get(owner)
-        if held is not None and frame is not None:
-            # The optimizer was made before the module was handed on (`Trainer(netD, optimizerD)`):
-            # where it steps, the module goes by other names (`self.netD`).
-            found = self.holders_of(held, state, frame) - names
-            if found:
-                self.owner_aliases[owner] = self.owner_aliases.get(owner, frozenset()) | found
-                names = names | found
+        names: frozenset[str] = frozenset()
+        for part in owners_in(owner):
+            names |= {part, *self.owner_aliases.get(part, ())}
+            held = self.owner_objects.get(part)
+            if held is not None and frame is not None:
+                # The optimizer was made before the module was handed on (`Trainer(netD, optimizerD)`):
+                # where it steps, the module goes by other names (`self.netD`).
+                found = self.holders_of(held, state, frame) - names
+                if found:
+                    self.owner_aliases[part] = self.owner_aliases.get(part, frozenset()) | found
+                    names = names | found
         names = names | {self.outside_label(name) for name in names}
         for retained in self.retains:
             self.stepped_after_retain[retained] = self.stepped_after_retain.get(retained, frozenset()) | names
         if self.last_backward_call is not None:
             # "?": an optimizer whose modules are not known stepped after that backward.
             known = isinstance(optimizer.ref, str) and not owner.startswith("?")
-            key = id(self.last_backward_call)
+            key = (id(self.entry_owner), id(self.last_backward_call))
             self.stepped_after[key] = self.stepped_after.get(key, frozenset()) | names | (
                 frozenset() if known else frozenset({"?"}))
         if owner.startswith("?"):

@@ -44,6 +44,8 @@ from gradguard.analysis.values import (
     data_with,
     made_by,
     opaque_object,
+    owner_group,
+    owners_in,
 )
 
 Args = list[tuple[cst.BaseExpression | None, Value]]
@@ -374,7 +376,7 @@ class CallEvaluation:
             if owner is not None:
                 # A library function no fact describes, given a module's parameters first
                 # (`build_optimizer(net.parameters())`): it makes that module's optimizer.
-                self.optimizer_owners.add(owner)
+                self.optimizer_owners.update(owners_in(owner))
                 return Value(Kind.OPTIMIZER, ref=owner, label=dotted(call.func))
         if fact is not None and fact.computes is not None and args:
             return self.with_computed_weight(call, fact.computes, args, kwargs, state)
@@ -432,7 +434,7 @@ class CallEvaluation:
         if makes is Returns.OPTIMIZER:
             owner = self._optimizer_owner(call, state, frame)
             if owner is not None:
-                self.optimizer_owners.add(owner)
+                self.optimizer_owners.update(owners_in(owner))
             return Value(Kind.OPTIMIZER, ref=owner, qual=name)
         if name in K.MODULE_CONTAINERS:
             members = [self.member_of(v) for _, v in args]
@@ -573,9 +575,60 @@ class CallEvaluation:
 
     def _optimizer_owner(self, call: cst.Call, state: State | None = None, frame: Frame | None = None) -> str | None:
         """`Adam(netD.parameters())` is owned by `netD`; the other names that hold the same module
-        then (`self.qf1` after `self.qf1 = qf1`) name it too (`owner_aliases`)."""
+        then (`self.qf1` after `self.qf1 = qf1`) name it too (`owner_aliases`). An optimizer of the
+        parameters of several modules (`Adam(list(enc.parameters()) + list(dec.parameters()))`) is
+        owned by each (`owner_group`)."""
         if not call.args:
             return None
+        found = self._parameter_calls(call.args[0].value, state, frame)
+        if not found:
+            return None
+        owners: list[str] = []
+        for receiver in found:
+            owner = indexed(receiver)
+            if owner is None:
+                return None
+            owners.append(owner)
+            if state is not None and frame is not None:
+                held = self.peek(receiver, state, frame)
+                if held is not None and held.kind in (Kind.INSTANCE, Kind.MODULE):
+                    self.owner_objects[owner] = held
+                    aliases = self.holders_of(held, state, frame) - {owner}
+                    if aliases:
+                        self.owner_aliases[owner] = self.owner_aliases.get(owner, frozenset()) | aliases
+        return owner_group(owners)
+
+    def _parameter_calls(self, expr: cst.BaseExpression, state: State | None,
+                         frame: Frame | None) -> list[cst.BaseExpression] | None:
+        """The receivers of the `.parameters()` calls an optimizer's parameters are made of, when
+        they are made of nothing else: the call itself, lists and tuples of them (starred or
+        added), what a collecting builtin makes of them (`list(...)`), a comprehension over them."""
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Attribute):
+                if self._module_returns(expr.func.attr.value) is Returns.PARAMETERS:
+                    return [expr.func.value]
+                return None
+            name = self.qualified(expr.func, state, frame) if state is not None and frame is not None else None
+            fact = api.lookup(name) if name is not None else None
+            if fact is None or fact.collects not in (Collects.LIST, Collects.TUPLE, Collects.ITEMS) \
+                    or not expr.args or any(a.keyword is not None for a in expr.args):
+                return None
+            parts = [a.value for a in expr.args]
+        elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            parts = [expr.left, expr.right]
+        elif isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
+            parts = [e.value for e in expr.elements]
+        elif isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and expr.for_in.inner_for_in is None:
+            parts = [expr.for_in.iter]
+        else:
+            return None
+        found: list[cst.BaseExpression] = []
+        for part in parts:
+            inner = self._parameter_calls(part, state, frame)
+            if not inner:
+                return None
+            found.extend(inner)
+        return found
         first = call.args[0].value
         if isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute) \
                 and self._module_returns(first.func.attr.value) is Returns.PARAMETERS:

@@ -304,7 +304,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                           fed=tuple(fed_reads(program.call_reads.get(freed_by, ()), first_reads, why.stepped,
                                               program.weighted)),
                           settled=_settled(program, (read, *first_reads), why.stepped,
-                                           program.stepped_after.get(id(failing.node), frozenset())))
+                                           program.stepped_after.get((met.entry, id(failing.node)), frozenset())))
     elif met.holding and any(_self_update(d, name)[0] for name, defs, _ in met.holding for d in defs):
         # No read on the way to the stale graph was recorded (a state dict read inside a helper's
         # comprehension): the variable the loop carries from its own old value is what holds it.
@@ -357,7 +357,8 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
             cause = Cause.MEMOIZED
         else:
             cause = Cause.LOOP_CARRIED
-    elif carrier is not None and carrier.fed and _produced_by_another_model(program, read, carrier.first_reads):
+    elif carrier is not None and carrier.fed and _produced_by_another_model(program, read, carrier.first_reads,
+                                                                            why.stepped):
         cause = Cause.GAN_REUSE
     else:
         cause = Cause.SHARED_FORWARD
@@ -414,12 +415,16 @@ def _best_boundary(boundary: list[Boundary],
     return fallback or boundary[0]
 
 
-def _produced_by_another_model(program: Program, read: Read | None, first_reads: tuple[Read, ...]) -> bool:
+def _produced_by_another_model(program: Program, read: Read | None, first_reads: tuple[Read, ...],
+                               stepped: frozenset[str]) -> bool:
     """A GAN's fake batch comes from a generator with an optimizer of its own; a shared trunk's
-    features (actor-critic, multi-task) do not need that to be a GAN."""
+    features (actor-critic, multi-task) do not need that to be a GAN, and an optimizer stepped in
+    between that updates the producer too (an autoencoder's encoder and decoder) makes none."""
     producers = {r.producer for r in (read, *first_reads) if r is not None and r.producer}
     if not producers:
         return True
+    if any(owns(name, producers) for name in stepped if not name.startswith("?")):
+        return False
     if sum(owner.startswith("?") for owner in program.optimizer_owners) >= 2:
         # Two optimizers whose modules are not known (arguments of a `train` function): one of
         # them may well update the producer.
@@ -437,9 +442,22 @@ def _settled(program: Program, reads: tuple[Read, ...], between: frozenset[str],
     producers = frozenset(r.producer for r in reads if r.producer)
     if not producers or not between or any(owner.startswith("?") for owner in (*between, *after)):
         return False
+    # An optimizer of the producer, of a module inside it (`critic.trunk`) or of one holding it.
     updating = {owner for owner in program.optimizer_owners if not owner.startswith("?")
-                and any(owns(name, producers) for name in (owner, *program.owner_aliases.get(owner, ())))}
+                and any(owns(name, producers) or any(owns(p, frozenset({name})) for p in producers)
+                        for name in _names_of(program, owner))}
     return bool(updating) and all(owner in between and owner not in after for owner in updating)
+
+
+def _names_of(program: Program, owner: str) -> frozenset[str]:
+    """The names a module an optimizer updates goes by: its own, its aliases, and those of the
+    object it is an attribute of (`critic.trunk` is `self.critic.trunk` where `critic` is `self.critic`)."""
+    names = {owner, *program.owner_aliases.get(owner, ())}
+    parts = owner.split(".")
+    for cut in range(1, len(parts)):
+        root, rest = ".".join(parts[:cut]), ".".join(parts[cut:])
+        names.update(f"{alias}.{rest}" for alias in program.owner_aliases.get(root, ()))
+    return frozenset(names)
 
 
 def _within(program: Program, facts: FileFacts, node: cst.CSTNode, container: cst.CSTNode) -> bool:

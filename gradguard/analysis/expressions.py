@@ -205,8 +205,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.class_unseen: dict[object, bool] = {}
         self.last_backward: frozenset[int] = frozenset()
         self.last_backward_call: cst.CSTNode | None = None
-        # The optimizers stepped after each backward call (by `id` of its node), before the next one.
-        self.stepped_after: dict[int, frozenset[str]] = {}
+        # The optimizers stepped after each backward call, before the next one, in each entry's run
+        # (by `id` of the entry and of the call's node).
+        self.stepped_after: dict[tuple[int, int], frozenset[str]] = {}
         # Classes whose parameters are all frozen, and how many frozen modules' code is running.
         self.frozen_classes: set[str] = set()
         # What the program also unfreezes somewhere (`p.requires_grad = True`, `requires_grad_()`):

@@ -217,6 +217,20 @@ def add_item_shape(container: Value, item: Value) -> tuple[bool, ...] | None:
     return tuple(x or y for x, y in zip(container.item_shape, shape, strict=True))
 
 
+# Joins the owners of an optimizer over several modules' parameters (no dotted or indexed name holds it).
+_GROUP = " + "
+
+
+def owner_group(owners: list[str]) -> str:
+    """The owner of an optimizer of these modules' parameters, as one name (`owners_in` splits it)."""
+    return _GROUP.join(dict.fromkeys(owners))
+
+
+def owners_in(owner: str) -> tuple[str, ...]:
+    """The modules an optimizer owner names: itself, or each of a group."""
+    return tuple(owner.split(_GROUP))
+
+
 def made_by(value: Value, label: str) -> Value:
     """What a module's forward returned, named as made by the call `label` (`self.vae`), parts of
     a returned tuple too (`recon, mu, logvar = self.vae(x)`): inside the forward they were named by

@@ -10,6 +10,7 @@ from gradguard.analysis import api
 from gradguard.analysis.api import Receiver
 from gradguard.analysis.api.torch_tensor import RETAIN_GRAPH
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
+from gradguard.analysis.values import Read
 from gradguard.model import Applicability, Edit
 from gradguard.rules import ConflictRule, FixPlan, read_shape
 
@@ -40,8 +41,11 @@ def _detach_later_reads(facts: FileFacts, conflict: Conflict) -> FixPlan:
     assert conflict.carrier is not None
     edits = []
     seen: set[int] = set()
-    for read in conflict.carrier.reads:
-        if not facts.is_local(read.expr):
+    for found in conflict.carrier.reads:
+        read: Read | None = found
+        while read is not None and not facts.is_local(read.expr):
+            read = read.outer  # passed in by a call of this file (`critic(z)` into another module's forward)
+        if read is None:
             return FixPlan()
         if id(read.expr) in seen:
             continue

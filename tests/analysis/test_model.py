@@ -2464,3 +2464,33 @@ def test_an_optimizer_made_before_its_module_is_handed_on_names_it_where_it_step
     assert conflict.carrier is not None and conflict.carrier.holder.text == "fake"
     assert {r.producer for r in conflict.carrier.first_reads} == {"self.gen"}
     assert conflict.cause.name == "GAN_REUSE"
+
+
+@pytest.mark.parametrize("parameters", [
+    "list(enc.parameters()) + list(dec.parameters())",
+    "[*enc.parameters(), *dec.parameters()]",
+    "(p for p in [*enc.parameters(), *dec.parameters()])",
+])
+def test_an_optimizer_of_several_modules_parameters_updates_each(parameters: str) -> None:
+    facts = facts_for(_program(f"""
+        enc, dec = nn.Linear(4, 2), nn.Linear(2, 4)
+        critic = nn.Linear(2, 1)
+        opt_ae = torch.optim.Adam({parameters})
+        opt_c = torch.optim.Adam(critic.parameters())
+        for _ in range(3):
+            x = torch.randn(8, 4)
+            z = enc(x)
+            ae_loss = (dec(z) - x).pow(2).mean()
+            opt_ae.zero_grad()
+            ae_loss.backward()
+            opt_ae.step()
+            c_loss = critic(z).mean()
+            opt_c.zero_grad()
+            c_loss.backward()
+            opt_c.step()
+        """))
+    assert facts is not None and len(facts.conflicts) == 1
+    conflict = facts.conflicts[0]
+    assert {"enc", "dec"} <= conflict.stepped
+    assert conflict.carrier is not None and conflict.carrier.settled
+    assert conflict.cause.name == "SHARED_FORWARD"
