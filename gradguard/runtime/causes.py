@@ -15,11 +15,13 @@ from typing import Any
 
 from gradguard import causes as model
 from gradguard.analysis.api import weight_updates
-from gradguard.analysis.api.torch_tensor import CREATE_GRAPH, RETAIN_GRAPH
+from gradguard.analysis.api.optim import GROUP_PARAMS, PARAM_GROUPS
+from gradguard.analysis.api.torch_tensor import CREATE_GRAPH, LEAF, RETAIN_GRAPH
 from gradguard.runtime import source as src
 from gradguard.runtime.carrier import Candidate, frame_local
 from gradguard.runtime.context import Context
 from gradguard.runtime.diagnosis import CallSite, Carrier, Cause
+from gradguard.runtime.graph import children_of
 from gradguard.runtime.records import CallRecord
 
 GAN_WORDS = ("fake", "generated", "gen_", "x_gen", "g_out")
@@ -251,6 +253,8 @@ def fix_facts(
         if source is not None:
             called = src.method_calls_between(source, freed_site.line, failing_site.line)
             facts["between_steps"] = any(update in name for name in called for update in weight_updates())
+            if facts["between_steps"] and candidate is not None:
+                facts["settled_input"] = _settled_input(context, candidate, source, freed_site.line, failing_site.line)
             between = [source.line(row) for row in range(freed_site.line + 1, failing_site.line)]
             facts["grads_read_between"] = model.reads_grads(between)
             facts["guarded_apart"] = model.guarded_apart(src.branches_around(source, freed_site.line),
@@ -279,6 +283,73 @@ def fix_facts(
     if culprit is not None and culprit.is_grad and failing_site is not None:
         facts["grad_feeds_loss"] = _grad_feeds_loss(context, culprit, failing_site)
     return facts
+
+
+def _settled_input(context: Context, candidate: Candidate, source: src.SourceFile, freed: int, failing: int) -> bool:
+    """The monitor's `Evidence.settled_input`: every optimizer of the parameters behind the shared
+    tensor steps between the two calls and none steps after the failing one, in its function (the
+    optimizers named by those `step` calls, looked up in the failing frame)."""
+    frame = context.failure.frame
+    if frame is None or frame.f_code.co_filename != source.filename:
+        return False
+    leaves = _leaves_behind(candidate.tensor)
+    scope = source.function_at(failing)
+    between = _stepped(frame, source, scope, freed, failing)
+    after = _stepped(frame, source, scope, failing, 1 << 30)
+    if not leaves or between is None or after is None:
+        return False
+    updating = [o for o in (*between, *after) if _updated_by(o) & leaves]
+    covered = set().union(*(_updated_by(o) for o in updating)) if updating else set()
+    return bool(updating) and leaves <= covered and not any(_updated_by(o) & leaves for o in after)
+
+
+def _leaves_behind(tensor: Any, limit: int = 100_000) -> set[int]:
+    """`id`s of the leaf tensors (parameters) a tensor's graph reaches, freed or not."""
+    found: set[int] = set()
+    root = getattr(tensor, "grad_fn", None)
+    seen, stack = {id(root)}, [root]
+    while stack and len(seen) <= limit:
+        node = stack.pop()
+        leaf = getattr(node, LEAF, None)
+        if leaf is not None:
+            found.add(id(leaf))
+        for child in children_of(node):
+            if id(child) not in seen:
+                seen.add(id(child))
+                stack.append(child)
+    return found
+
+
+def _updated_by(optimizer: Any) -> set[int]:
+    return {id(p) for group in getattr(optimizer, PARAM_GROUPS, ()) for p in group.get(GROUP_PARAMS, ())}
+
+
+def _stepped(frame: types.FrameType, source: src.SourceFile, scope: Any, first: int, last: int) -> list[Any] | None:
+    """The optimizers whose update method is called on lines strictly between `first` and `last` of
+    the function; None when one of them cannot be found in the frame."""
+    found: list[Any] = []
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and first < node.lineno < last \
+                and node.func.attr in weight_updates():
+            optimizer = _resolve(frame, node.func.value)
+            if optimizer is None or not hasattr(optimizer, PARAM_GROUPS):
+                return None
+            found.append(optimizer)
+    return found
+
+
+def _resolve(frame: types.FrameType, expr: ast.expr) -> Any:
+    """The object a name or attribute chain (`self.critic_opt`) denotes in a frame, or None."""
+    if isinstance(expr, ast.Name):
+        value = frame_local(frame, expr.id)
+        return value if value is not None else frame.f_globals.get(expr.id)
+    if isinstance(expr, ast.Attribute):
+        owner = _resolve(frame, expr.value)
+        try:
+            return getattr(owner, expr.attr, None) if owner is not None else None
+        except Exception:  # noqa: BLE001 - a property may raise: no evidence then
+            return None
+    return None
 
 
 def _grad_feeds_loss(context: Context, culprit: CallRecord, failing: CallSite) -> bool:

@@ -199,6 +199,7 @@ def evidence_from(facts: dict[str, Any]) -> causes.Evidence:
         grad_feeds_loss=bool(facts.get("grad_feeds_loss")),
         intended_second_pass=bool(facts.get("intended_second_pass")),
         guarded_apart=bool(facts.get("guarded_apart")),
+        settled_input=bool(facts.get("settled_input")),
     )
 
 
@@ -230,7 +231,12 @@ def _detach(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
         line = facts.get("first_use_line")
         return code, "in the discriminator step" + (f" (line {line})" if line else "")
     carrier: Carrier | None = facts.get("carrier")
-    if carrier is not None and carrier.scope != "<module>" and expression.startswith("self."):
+    failing: CallSite | None = facts.get("failing")
+    if cause is Cause.SHARED_FORWARD:
+        # Settled input (`causes.Evidence.settled_input`): the later loss reads it as a constant.
+        line = f" at line {failing.line}" if failing is not None else ""
+        where = f"after the optimizer step, before the loss backward-ed{line} reads `{expression}`"
+    elif carrier is not None and carrier.scope != "<module>" and expression.startswith("self."):
         where = f"at the top of {carrier.scope}.forward (or wherever the state is read), before `{expression}` is used"
     else:
         where = f"at the start of each iteration, before `{expression}` is used again"

@@ -258,3 +258,35 @@ def shared_trunk_first_loss_gone() -> None:
     loss_b = F.mse_loss(out_b, torch.randn(4, 1))
     _head_a_step(head_a, features, torch.randint(0, 3, (4,)))
     loss_b.backward()  # <shared-fails>
+
+
+class _TDLearner:
+    """One-step actor-critic: the critic steps first, then the policy weighs its log-probabilities by
+    the critic's estimate (its optimizer given both modules' parameters when `one_optimizer`)."""
+
+    def __init__(self, one_optimizer: bool) -> None:
+        self.policy, self.critic = nn.Linear(5, 3), nn.Linear(5, 1)
+        if one_optimizer:
+            self.policy_opt = self.critic_opt = torch.optim.SGD([*self.policy.parameters(),
+                                                                 *self.critic.parameters()], lr=0.05)
+        else:
+            self.policy_opt = torch.optim.SGD(self.policy.parameters(), lr=0.05)
+            self.critic_opt = torch.optim.SGD(self.critic.parameters(), lr=0.1)
+
+    def update(self, obs: torch.Tensor, reward: torch.Tensor) -> None:
+        dist = torch.distributions.Categorical(logits=self.policy(obs))
+        action = dist.sample()
+        estimate = self.critic(obs).squeeze(-1)  # <td-assigns>
+        critic_loss = (reward - estimate).pow(2).mean()
+        self.critic_opt.zero_grad()
+        critic_loss.backward()  # <td-frees>
+        self.critic_opt.step()
+        policy_loss = -(dist.log_prob(action) * (reward - estimate)).mean()
+        self.policy_opt.zero_grad()
+        policy_loss.backward()  # <td-fails>
+        self.policy_opt.step()
+
+
+def td_actor_critic(one_optimizer: bool = False) -> None:
+    learner = _TDLearner(one_optimizer)
+    learner.update(torch.randn(8, 5), torch.randn(8))

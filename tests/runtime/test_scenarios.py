@@ -152,3 +152,17 @@ def test_clean_loop_gets_nothing() -> None:
         state = monitor.current_state()
         assert state is not None and state.last_diagnosis() is None
         assert len(state.log) == 3
+
+
+@pytest.mark.parametrize(("one_optimizer", "fix"), [(False, FixKind.DETACH), (True, FixKind.RECOMPUTE_IN_LOOP)])
+def test_a_value_only_the_optimizer_stepped_between_updates_is_read_detached(diagnose: Any, one_optimizer: bool,
+                                                                            fix: FixKind) -> None:
+    # The lint half decides the same from the dataflow (`Carrier.settled`): the critic's optimizer
+    # stepped between the two backwards and no optimizer stepped after the policy's updates the
+    # critic, so the policy loss reads the estimate detached; one optimizer of both steps after
+    # the policy's backward too, and the forward must run again.
+    _, d = diagnose(scenarios.td_actor_critic, one_optimizer=one_optimizer)
+    check(d, fails="td-fails", frees="td-frees", carrier="estimate", assigned="td-assigns", fix=fix, rule="GG002")
+    if fix is FixKind.DETACH:
+        assert d.fix.suggestion == "estimate = estimate.detach()"
+        assert d.fix.where.startswith("after the optimizer step, before the loss backward-ed at line")

@@ -21,6 +21,10 @@ OPTIMIZERS = ("ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adam
 FAMILIES: tuple[Family, ...] = (Family("torch.optim.", Returns.OPTIMIZER),
                                 Family("torch.optim.lr_scheduler.", Returns.UNKNOWN))
 
+# Where an optimizer object keeps what it updates: its groups, each a dict whose entry holds the tensors.
+PARAM_GROUPS = "param_groups"
+GROUP_PARAMS = "params"
+
 FACTS: tuple[Fact, ...] = (
     *prefixed("torch.optim.", OPTIMIZERS, returns=Returns.OPTIMIZER),
     Fact("torch.optim.Optimizer", returns=Returns.OPTIMIZER),

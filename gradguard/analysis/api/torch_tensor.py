@@ -23,6 +23,8 @@ NUMBER = "item"
 CPU = "cpu"
 # The attribute a backward accumulates a leaf's gradient into (`p.grad`).
 GRADIENT = "grad"
+# The attribute of a leaf's gradient accumulator (the graph node at the end of a path) holding the leaf.
+LEAF = "variable"
 # The keyword of `backward` and `torch.autograd.grad` that keeps the graph for another pass, and the
 # one that builds a graph of the backward itself (which keeps the graph too).
 RETAIN_GRAPH = "retain_graph"
