@@ -58,6 +58,10 @@ class Boundary:
     # The first read walking back from the root on the way to it (`q_pi` in `-q_pi.mean()`, when the
     # stale value is a layer's output read inside the model's forward), if not `read` itself.
     via: Read | None = None
+    # The reads crossed on the way from the root to it, nearest the stale value last (at most 8):
+    # the holder that carried it into this iteration may be one of them (`self.ema` written from
+    # last step's `per_sample`).
+    crossed: tuple[Read, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -330,9 +334,9 @@ class AutogradEvents:
         """Reads of a holder whose own value was stale, walking back from a root over fresh nodes."""
         found: list[Boundary] = []
         seen: set[int] = set()
-        queue: list[tuple[int, Read | None]] = [(n, None) for n in value.top if n not in stale]
+        queue: list[tuple[int, Read | None, tuple[Read, ...]]] = [(n, None, ()) for n in value.top if n not in stale]
         while queue:
-            node, via = queue.pop()
+            node, via, crossed = queue.pop()
             if node in seen:
                 continue
             seen.add(node)
@@ -341,7 +345,8 @@ class AutogradEvents:
                 continue
             # The parents go on the stack first: a node also reached through a read is walked as
             # that read's (the read names the path).
-            queue.extend((n, via) for n in origin.now(origin.parents, epochs) if n not in seen and n not in stale)
+            queue.extend((n, via, crossed) for n in origin.now(origin.parents, epochs)
+                         if n not in seen and n not in stale)
             for read in origin.reads:
                 top = origin.now(read.top, epochs)
                 reached = top & stale
@@ -349,9 +354,9 @@ class AutogradEvents:
                     if all(b.read is not read for b in found):
                         created = self.origins.get(min(reached))
                         found.append(Boundary(read, created.loops if created is not None else (),
-                                              all(generation_of(n) for n in reached), via))
+                                              all(generation_of(n) for n in reached), via, crossed))
                 else:
-                    queue.extend((n, via or read) for n in top if n not in seen)
+                    queue.extend((n, via or read, (*crossed, read)[-8:]) for n in top if n not in seen)
         return found
 
     def reads_behind(self, tops: frozenset[int]) -> list[Read]:

@@ -202,6 +202,11 @@ def _self_update(statement: cst.CSTNode, holder_text: str) -> tuple[bool, bool]:
                 if _text(small.target) == holder_text:
                     return True, isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign))
             elif isinstance(small, cst.Assign):
+                if any(isinstance(t.target, cst.Subscript) and _text(t.target.value) == holder_text
+                       for t in small.targets):
+                    # Items written from the holder's own old items (`self.ema[idx] = m * self.ema[idx]
+                    # + ...`): the tensor is updated from itself, in place.
+                    return _mentions(small.value, holder_text), False
                 targets = [_text(t.target) for t in small.targets]
                 flat = [name for t in small.targets for name in _target_names(t.target)]
                 if holder_text in targets or holder_text in flat:
@@ -412,6 +417,13 @@ def _best_boundary(boundary: list[Boundary],
             if reinitialised is None or not reinitialised(read):
                 return found
             fallback = fallback or found
+    for found in boundary:
+        # The stale value came through a holder updated from itself on the way (`self.ema[idx] =
+        # m * self.ema[idx] + (1 - m) * per_sample`): that holder carried it, not the value read
+        # where it was made.
+        for read in reversed(found.crossed):
+            if _state_like(outermost(read)) and (reinitialised is None or not reinitialised(outermost(read))):
+                return replace(found, read=read)
     return fallback or boundary[0]
 
 

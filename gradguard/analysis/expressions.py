@@ -741,6 +741,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
             container = self.eval(target.value, state, frame)
             if container.kind is Kind.SCALAR:
                 return  # an item of a numpy array or a number: the tensor stored is converted
+            if container.kind is Kind.TENSOR:
+                # `self.ema[idx] = ...` writes into the tensor in place: its history goes on, joined
+                # with what is written (a tensor, not a list of what was stored).
+                if value.nodes or container.nodes:
+                    written = self.derive(target, [(target.value, container), (None, value)], state, frame)
+                    self.store_in_place(target.value, written, state, frame, statement)
+                return
             index = target.slice[0].slice.value if len(target.slice) == 1 \
                 and isinstance(target.slice[0].slice, cst.Index) else None
             key = _string_key(index) if index is not None else None

@@ -1238,3 +1238,52 @@ def test_codes_an_autoencoder_step_updated_are_read_detached_by_the_critic_s_lat
     runs = run_source_many({"aae_fixed.py": fixed, "aae_hand.py": hand})
     assert runs["aae_fixed.py"].error_type is None, runs["aae_fixed.py"].stderr
     assert runs["aae_fixed.py"].stdout == runs["aae_hand.py"].stdout
+
+
+EMA_WEIGHTED = textwrap.dedent('''\
+    """Focal-style sample weighting from a running average of each sample's loss, kept in a tensor
+    that a training function updates item by item."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    N, BATCH = 96, 24
+
+
+    def fit(model, x, y, optimizer, rounds, momentum=0.7):
+        running = torch.ones(N)
+        step = 0
+        while step < rounds:
+            idx = torch.randperm(N)[:BATCH]
+            losses = F.cross_entropy(model(x[idx]), y[idx], reduction="none")
+            weight = torch.softmax(running[idx], dim=0) * BATCH
+            loss = (weight * losses).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            running[idx] = momentum * running[idx] + (1 - momentum) * losses
+            step += 1
+        return loss.item()
+
+
+    torch.manual_seed(9)
+    x, y = torch.randn(N, 6), torch.randint(0, 3, (N,))
+    net = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))
+    print(f"{fit(net, x, y, torch.optim.SGD(net.parameters(), lr=0.1), 6):.5f}")
+    ''')
+
+
+def test_a_tensor_written_item_by_item_from_its_own_items_is_the_carrier_and_is_detached() -> None:
+    # `running[idx] = m * running[idx] + (1 - m) * losses` writes this step's losses, graph and all,
+    # into a tensor the next step reads: the tensor carries the graph (not the per-step `losses`,
+    # computed afresh each step and needed by this step's loss), and is detached where it is read.
+    found = analyze(EMA_WEIGHTED)
+    assert [d.code for d in found] == ["GG003"] and found[0].fix is not None
+    assert "`running`" in found[0].message
+    fixed, _ = fix_text_round(EMA_WEIGHTED, choose_fixes(found, unsafe=True))
+    assert "running = running.detach()" in fixed and "losses.detach()" not in fixed
+    hand = EMA_WEIGHTED.replace("(1 - momentum) * losses\n", "(1 - momentum) * losses.detach()\n")
+    runs = run_source_many({"ema_fixed.py": fixed, "ema_hand.py": hand})
+    assert runs["ema_fixed.py"].error_type is None, runs["ema_fixed.py"].stderr
+    assert runs["ema_hand.py"].error_type is None, runs["ema_hand.py"].stderr
+    assert runs["ema_fixed.py"].stdout == runs["ema_hand.py"].stdout

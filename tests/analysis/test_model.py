@@ -2494,3 +2494,25 @@ def test_an_optimizer_of_several_modules_parameters_updates_each(parameters: str
     assert {"enc", "dec"} <= conflict.stepped
     assert conflict.carrier is not None and conflict.carrier.settled
     assert conflict.cause.name == "SHARED_FORWARD"
+
+
+def test_a_write_into_a_tensor_s_items_goes_on_with_its_history() -> None:
+    # `ema[idx] = ...` is an in-place write: `ema` stays a tensor, now holding the graph written into
+    # it, and the loop carries it (a tensor, not a list of what was stored).
+    facts = facts_for(_program("""
+        net = nn.Linear(4, 1)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        ema = torch.zeros(32)
+        for _ in range(4):
+            idx = torch.randint(0, 32, (8,))
+            per = (net(torch.randn(8, 4)).squeeze(-1) - 1).pow(2)
+            loss = (per * (1 + ema[idx])).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            ema[idx] = 0.9 * ema[idx] + 0.1 * per
+        """))
+    assert facts is not None and len(facts.conflicts) == 1
+    carrier = facts.conflicts[0].carrier
+    assert carrier is not None and carrier.holder.text == "ema"
+    assert not carrier.is_container and carrier.self_update
