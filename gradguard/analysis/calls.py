@@ -629,19 +629,6 @@ class CallEvaluation:
                 return None
             found.extend(inner)
         return found
-        first = call.args[0].value
-        if isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute) \
-                and self._module_returns(first.func.attr.value) is Returns.PARAMETERS:
-            owner = indexed(first.func.value)
-            if owner is not None and state is not None and frame is not None:
-                held = self.peek(first.func.value, state, frame)
-                if held is not None and held.kind in (Kind.INSTANCE, Kind.MODULE):
-                    self.owner_objects[owner] = held
-                    aliases = self.holders_of(held, state, frame) - {owner}
-                    if aliases:
-                        self.owner_aliases[owner] = self.owner_aliases.get(owner, frozenset()) | aliases
-            return owner
-        return None
 
     def holders_of(self, value: Value, state: State, frame: Frame) -> frozenset[str]:
         """The local names and `self` attributes holding this very object now."""

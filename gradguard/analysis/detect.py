@@ -276,7 +276,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                 return True
         return False
 
-    chosen = _best_boundary(boundary, reinitialised)
+    chosen = _best_boundary(boundary, reinitialised, failing)
     if chosen is not None and why.stepped and not _state_like(outermost(chosen.read)):
         # Of the values of one forward the later loss reads (`recon, mu, logvar = vae(x)`), the one
         # that went into a module stepped in between (`critic(recon)`) is what the two losses share.
@@ -403,8 +403,8 @@ def _fed_stepped(program: Program, freed_by: CallInfo, read: Read, stepped: froz
     return bool(first_reads) and bool(fed_reads(behind, first_reads, stepped, program.weighted))
 
 
-def _best_boundary(boundary: list[Boundary],
-                   reinitialised: Callable[[Read], bool] | None = None) -> Boundary | None:
+def _best_boundary(boundary: list[Boundary], reinitialised: Callable[[Read], bool] | None = None,
+                   failing: CallInfo | None = None) -> Boundary | None:
     """The carrier to name: a state variable or a container kept across iterations if one of the
     stale values came through one (one the loop does not set afresh each iteration first), else the
     first stale value met walking back from the root."""
@@ -420,9 +420,13 @@ def _best_boundary(boundary: list[Boundary],
     for found in boundary:
         # The stale value came through a holder updated from itself on the way (`self.ema[idx] =
         # m * self.ema[idx] + (1 - m) * per_sample`): that holder carried it, not the value read
-        # where it was made.
+        # where it was made. Only a holder that outlives a call does (an attribute, or a variable of
+        # the failing call's function): `x = layer(x)` in a forward is made afresh by every call.
         for read in reversed(found.crossed):
-            if _state_like(outermost(read)) and (reinitialised is None or not reinitialised(outermost(read))):
+            holder = outermost(read)
+            lasting = holder.holder.kind == "attribute" or (
+                failing is not None and getattr(holder.function, "qualname", "<module>") == failing.function)
+            if lasting and _state_like(holder) and (reinitialised is None or not reinitialised(holder)):
                 return replace(found, read=read)
     return fallback or boundary[0]
 
