@@ -52,6 +52,8 @@ from gradguard.model import (
 CACHE_DIR = ".gradguard_cache"
 FORMAT = 5
 INDEX = "index.json"
+# The folders' walks of earlier runs (`WalkMemo`), so that a warm run need not walk them again.
+WALKS = "walks.json"
 # A file changed less than this long before it was looked at is never indexed by its times (see above).
 RACY_NS = 2_000_000_000
 # Leftover temporary files older than this are removed (a run killed between writing and renaming).
@@ -125,6 +127,8 @@ class Cache:
         self._stamps: list[Any] = []
         self._changed_stamps: set[int] | None = None
         self._changed: dict[str, Any] = {}
+        self._walks: dict[str, Any] | None = None
+        self._walks_changed: dict[str, Any] = {}
 
     def _entry(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
@@ -219,22 +223,10 @@ class Cache:
 
     def _read_index(self) -> tuple[dict[str, Any], list[Any]]:
         """The index's records and stamp table as on disk; empty when missing, foreign or corrupt."""
-        try:
-            with open(self.folder / INDEX, "rb") as handle:
-                header, _, body = handle.read().partition(b"\n")
-            meta = json.loads(header)
-            if (
-                isinstance(meta, dict)
-                and meta.get("format") == FORMAT
-                and meta.get("code") == code_version()
-                and meta.get("checksum") == hashlib.sha256(body).hexdigest()
-            ):
-                data = json.loads(body)
-                files, stamps = (data.get("files"), data.get("stamps")) if isinstance(data, dict) else (0, 0)
-                if isinstance(files, dict) and isinstance(stamps, list):
-                    return files, stamps
-        except (OSError, ValueError, RecursionError):
-            pass
+        data = self._read_json(INDEX)
+        files, stamps = (data.get("files"), data.get("stamps")) if isinstance(data, dict) else (0, 0)
+        if isinstance(files, dict) and isinstance(stamps, list):
+            return files, stamps
         return {}, []
 
     def _load_index(self) -> dict[str, Any]:
@@ -314,6 +306,7 @@ class Cache:
 
     def save(self) -> None:
         """Write the index's changes (merged with what another run may have written meanwhile)."""
+        self._save_walks()
         if not self._changed:
             return
         files, stamps = self._read_index()
@@ -337,10 +330,54 @@ class Cache:
         self._index, self._stamps, self._changed_stamps = None, [], None
         try:
             self._ensure_folder(None)
-            body = json.dumps({"stamps": stamps, "files": files}, separators=(",", ":")).encode("utf-8")
-            meta = {"format": FORMAT, "code": code_version(), "checksum": hashlib.sha256(body).hexdigest()}
-            self._write_bytes(self.folder / INDEX, json.dumps(meta).encode("ascii") + b"\n" + body)
+            self._write_checked(INDEX, {"stamps": stamps, "files": files})
             self._remove_stale_temps()
+        except OSError:
+            return
+
+    # -- walks of folders -------------------------------------------------------------------------------
+
+    def walk_memo(self, context: str) -> WalkMemo:
+        """The memo of folder walks made under `context` (the working folder and the --config file)."""
+        return WalkMemo(self, context)
+
+    def _read_json(self, name: str) -> Any:
+        """A file of the folder written by `_write_checked`, or None when missing, foreign or corrupt."""
+        try:
+            with open(self.folder / name, "rb") as handle:
+                header, _, body = handle.read().partition(b"\n")
+            meta = json.loads(header)
+            if (
+                isinstance(meta, dict)
+                and meta.get("format") == FORMAT
+                and meta.get("code") == code_version()
+                and meta.get("checksum") == hashlib.sha256(body).hexdigest()
+            ):
+                return json.loads(body)
+        except (OSError, ValueError, RecursionError):
+            pass
+        return None
+
+    def _write_checked(self, name: str, data: Any) -> None:
+        body = json.dumps(data, separators=(",", ":")).encode("utf-8")
+        meta = {"format": FORMAT, "code": code_version(), "checksum": hashlib.sha256(body).hexdigest()}
+        self._write_bytes(self.folder / name, json.dumps(meta).encode("ascii") + b"\n" + body)
+
+    def _load_walks(self) -> dict[str, Any]:
+        if self._walks is None:
+            found = self._read_json(WALKS)
+            self._walks = found if isinstance(found, dict) else {}
+        return self._walks
+
+    def _save_walks(self) -> None:
+        if not self._walks_changed:
+            return
+        self._walks = None
+        walks = {**self._load_walks(), **self._walks_changed}
+        self._walks_changed = {}
+        try:
+            self._ensure_folder(None)
+            self._write_checked(WALKS, walks)
         except OSError:
             return
 
@@ -470,3 +507,38 @@ def result_from_json(data: dict[str, Any], path: str, dependencies: tuple[str, .
             Note(str(message), _int_or_none(row), _int_or_none(cell)) for message, row, cell in data["incomplete"]
         ),
     )
+
+
+class WalkMemo:
+    """`discovery.WalkMemo` kept in a cache folder: a walk is recalled while every folder it listed, and
+    every .gitignore and configuration file it read (or found absent), looks as it did. A walk is not kept
+    when one of them changed too shortly before (the racy rule of the index)."""
+
+    def __init__(self, cache: Cache, context: str) -> None:
+        self.cache = cache
+        self.context = context
+
+    def _key(self, top: str) -> str:
+        return hashlib.sha256(json.dumps([self.context, top, os.path.abspath(top)]).encode()).hexdigest()
+
+    def recall(self, top: str) -> list[str] | None:
+        """The files of the walk of `top`, when nothing it depends on changed since; else None."""
+        from gradguard.discovery import stamp
+
+        record = self.cache._load_walks().get(self._key(top))
+        try:
+            if not isinstance(record, dict) or not isinstance(record["depends"], dict):
+                return None
+            if any(stamp(path) != looked for path, looked in record["depends"].items()):
+                return None
+            files = record["files"]
+            return files if isinstance(files, list) and all(isinstance(f, str) for f in files) else None
+        except (KeyError, TypeError, OSError, ValueError):
+            return None
+
+    def remember(self, top: str, files: list[str], depends: dict[str, Any]) -> None:
+        """Keep a walk of `top`; `depends` maps each folder and file it read to its `discovery.stamp`."""
+        now = time.time_ns()
+        if any(looked is not None and now - looked[1] < RACY_NS for looked in depends.values()):
+            return
+        self.cache._walks_changed[self._key(top)] = {"files": files, "depends": depends}

@@ -202,7 +202,7 @@ def lint(
             sys.exit(0 if exit_zero and code == 1 else code)
         round_args = _Round(
             paths=list(paths) or ["."], force_exclude=force_exclude, quiet=quiet, no_cache=no_cache,
-            mode=mode, workers=workers, add_noqa=add_noqa, options=options, cwd=cwd,
+            mode=mode, workers=workers, add_noqa=add_noqa, options=options, cwd=cwd, config_file=config_file,
         )
 
         def resolver_for_round() -> Resolver:
@@ -236,6 +236,7 @@ class _Round:
     add_noqa: bool
     options: lint_command.Options
     cwd: Path
+    config_file: Path | None = None
 
 
 def _lint_round(resolver: Resolver, how: _Round) -> tuple[int, list[str]]:
@@ -246,7 +247,9 @@ def _lint_round(resolver: Resolver, how: _Round) -> tuple[int, list[str]]:
     from gradguard.model import FileResult
     from gradguard.runner import lint_files
 
-    found = discover(how.paths, resolver, force_exclude=how.force_exclude)
+    cache = None if how.no_cache else Cache(resolver.for_path(how.cwd).root)
+    memo = cache.walk_memo(f"{how.cwd}\0{how.config_file}") if cache is not None else None
+    found = discover(how.paths, resolver, force_exclude=how.force_exclude, memo=memo)
     for path in found.files:
         resolver.for_file(path)
     for settings in resolver.all_settings():
@@ -255,7 +258,6 @@ def _lint_round(resolver: Resolver, how: _Round) -> tuple[int, list[str]]:
                 lint_command.warn(message)
     if not found.files and not found.errors and not how.quiet:
         lint_command.warn(lint_command.NO_FILES)
-    cache = None if how.no_cache else Cache(resolver.for_path(how.cwd).root)
     display = _ProgressDisplay(enabled=not how.quiet and sys.stderr.isatty())
     try:
         outcomes = lint_files(

@@ -14,7 +14,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gradguard.model import FileError
 
@@ -67,8 +67,21 @@ def _link_problem(path: str) -> str | None:
     return None
 
 
-def discover(paths: list[str], resolver: Resolver, *, force_exclude: bool = False) -> Discovered:
-    """Expand the command-line paths into the files to lint."""
+class WalkMemo(Protocol):
+    """Where a folder's walk is remembered between runs (the cache): its files, and what they depend on."""
+
+    def recall(self, top: str) -> list[str] | None:
+        """The files of the walk of `top`, when nothing it depends on changed since; else None."""
+
+    def remember(self, top: str, files: list[str], depends: dict[str, Any]) -> None:
+        """Keep a walk of `top`: `depends` maps each folder walked and file read to what it looked like."""
+
+
+def discover(
+    paths: list[str], resolver: Resolver, *, force_exclude: bool = False, memo: WalkMemo | None = None
+) -> Discovered:
+    """Expand the command-line paths into the files to lint (a folder's walk recalled from `memo` when
+    no folder in it, .gitignore or configuration file changed)."""
     files: dict[str, None] = {}
     errors: list[FileError] = []
     for raw in paths:
@@ -90,7 +103,14 @@ def discover(paths: list[str], resolver: Resolver, *, force_exclude: bool = Fals
         if force_exclude and _excluded_explicit(path, is_dir, resolver):
             continue
         if is_dir:
-            _Walker(resolver, files, errors).walk(path)
+            recalled = memo.recall(path) if memo is not None else None
+            if recalled is not None:
+                files.update(dict.fromkeys(recalled))
+                continue
+            walker = _Walker(resolver, files, errors)
+            walked = walker.walk(path)
+            if memo is not None and walker.depends is not None:
+                memo.remember(path, walked, walker.depends | _config_stamps(resolver))
         else:
             files.setdefault(path, None)
     return Discovered(tuple(files), tuple(errors))
@@ -136,9 +156,16 @@ class _Walker:
         self.files = files
         self.errors = errors
         self.anchor: str | None = None
+        # What the walk's result depends on: each folder listed (its mtime: an entry added, removed or
+        # renamed moves it) and each file read, by absolute path; None once the walk met something a
+        # folder's mtime does not follow (a symbolic link, an error).
+        self.depends: dict[str, Any] | None = {}
 
-    def walk(self, top: str) -> None:
+    def walk(self, top: str) -> list[str]:
+        """Add the files under `top` and return them, in order."""
         absolute = os.path.abspath(top)
+        if self.depends is not None:
+            self.depends.update(_ancestor_stamps(absolute))
         ignores = _ancestor_ignores(absolute)
         if _excluded_explicit(top, True, self.resolver):
             self.anchor = absolute
@@ -149,8 +176,10 @@ class _Walker:
         pending = [(top, absolute, ignores)]
         while pending:
             pending.extend(reversed(self._walk_dir(*pending.pop(), found)))
-        for path in sorted(found, key=lambda path: path.split(os.sep)):
+        walked = sorted(found, key=lambda path: path.split(os.sep))
+        for path in walked:
             self.files.setdefault(path, None)
+        return walked
 
     def _walk_dir(
         self, directory: str, absolute: str, ignores: list[_Ignore], found: list[str]
@@ -159,11 +188,16 @@ class _Walker:
         own = _read_gitignore(absolute)
         if own is not None:
             ignores = [*ignores, own]
+        if self.depends is not None:
+            self.depends[absolute] = stamp(absolute)
+            if own is not None:
+                self.depends[os.path.join(absolute, ".gitignore")] = stamp(os.path.join(absolute, ".gitignore"))
         try:
             with os.scandir(directory) as scan:
                 entries = sorted(scan, key=lambda entry: entry.name)
         except OSError as exc:
             self.errors.append(FileError(directory, f"cannot list the folder: {describe_os_error(exc)}"))
+            self.depends = None
             return []
         settings = self.resolver.for_dir(absolute)
         prefix = "" if directory == os.curdir else directory + os.sep
@@ -182,11 +216,14 @@ class _Walker:
                     continue
                 subfolders.append((path, child, ignores))
                 continue
+            if name in _CONFIG_NAMES and self.depends is not None:
+                self.depends[child] = stamp(child)  # edited, it may exclude files (or become a config)
             if not name.endswith(SUFFIXES):
                 continue
             if self._ignored(child, False, ignores, settings):
                 continue
             if is_link:
+                self.depends = None  # where a link points can change without its folder changing
                 problem = _link_problem(child)
                 if problem is not None:
                     self.errors.append(FileError(path, problem))
@@ -265,6 +302,43 @@ def _any_pattern(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
         return re.compile(f"^(?:{'|'.join(branches) or '(?!)'})", flags.pop() if flags else 0)
     except re.error:
         return None
+
+
+def stamp(path: str) -> list[int] | None:
+    """What a walk remembers of a path: [size, mtime_ns], or None when it does not exist."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns]
+
+
+_CONFIG_NAMES = ("pyproject.toml", "gradguard.toml")
+
+
+def _ancestor_stamps(top: str) -> dict[str, Any]:
+    """The files above `top` a walk's result depends on, present or not: `.git` (where the repository
+    starts), `.gitignore`, and the configuration files the settings may come from."""
+    found: dict[str, Any] = {}
+    current = os.path.dirname(top)
+    while True:
+        for name in (".git", ".gitignore", *_CONFIG_NAMES):
+            path = os.path.join(current, name)
+            found[path] = stamp(path)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return found
+        current = parent
+
+
+def _config_stamps(resolver: Resolver) -> dict[str, Any]:
+    """The configuration files whose settings the walk applied (edited, they may exclude other files)."""
+    found: dict[str, Any] = {}
+    for settings in resolver.all_settings():
+        if settings.config_path is not None:
+            path = os.path.abspath(settings.config_path)
+            found[path] = stamp(path)
+    return found
 
 
 def _ancestor_ignores(top: str) -> list[_Ignore]:

@@ -6,8 +6,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from cli_support import GG001_ROW, GG001_SOURCE, Project
 
+from gradguard import discovery
+from gradguard.cache import Cache
 from gradguard.config import Resolver
 from gradguard.discovery import _git_ignored, _Ignore, _read_gitignore, discover
 
@@ -167,3 +170,44 @@ def test_the_joined_gitignore_regex_decides_as_pathspec_does(tmp_path: Path) -> 
             verdicts[name, is_dir] = fast
     assert verdicts["train.py", False] is False and verdicts["x/mod.pyc", False] is True
     assert verdicts["docs/keep/c.png", False] is False and verdicts["docs/a/b.png", False] is True
+
+
+def _age_tree(root: Path) -> None:
+    """Every folder and file a minute old: a walk whose folders changed just now is not remembered."""
+    stamp = os.stat(root).st_mtime - 60
+    for folder, _, names in os.walk(root):
+        for path in [folder, *(os.path.join(folder, name) for name in names)]:
+            os.utime(path, (stamp, stamp))
+
+
+def test_a_walk_is_recalled_until_a_folder_a_gitignore_or_a_config_changes(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project.root)
+    project.write("a.py", "x = 1\n")
+    project.write("pkg/b.py", "x = 1\n")
+    project.write(".gitignore", "skip/\n")
+    project.write("skip/c.py", "x = 1\n")
+
+    def run() -> list[str]:
+        cache = Cache(project.root)
+        found = discover(["."], Resolver(project.root, known=KNOWN), memo=cache.walk_memo("test"))
+        cache.save()
+        return sorted(path.replace(os.sep, "/") for path in found.files)
+
+    for _ in range(2):  # the second run writes the cache folder, which changes the root folder
+        _age_tree(project.root)
+        assert run() == ["a.py", "pkg/b.py"]
+    with monkeypatch.context() as walks:
+        walks.setattr(discovery._Walker, "walk", lambda *_: pytest.fail("walked again"))
+        assert run() == ["a.py", "pkg/b.py"]
+    project.write("pkg/new.py", "x = 1\n")  # a file added: its folder's mtime moved
+    assert run() == ["a.py", "pkg/b.py", "pkg/new.py"]
+    _age_tree(project.root)
+    assert run() == ["a.py", "pkg/b.py", "pkg/new.py"]
+    project.write(".gitignore", "skip/\npkg/\n")  # a .gitignore edited
+    assert run() == ["a.py"]
+    _age_tree(project.root)
+    assert run() == ["a.py"]
+    project.write("pyproject.toml", "[tool.gradguard]\nextend-exclude = ['a.py']\n")  # the settings edited
+    assert run() == []
