@@ -319,15 +319,17 @@ class AutogradEvents:
         return info.loops[-1] not in origin.loops
 
     def _accumulating(self, boundary: tuple[Boundary, ...]) -> bool:
-        """Whether a stale graph is reached through a container that grows across iterations
-        (only then is an old node that may or may not be freed worth a finding)."""
+        """Whether a stale graph is reached through a container that grows across iterations, or a
+        tensor whose history in-place writes extend (only then is an old node that may or may not be
+        freed worth a finding)."""
         for found in boundary:
-            current: Read | None = found.read
-            while current is not None:
-                key = current.holder.key
-                if key in self.appended_holders and key not in self.reset_holders:
-                    return True
-                current = current.outer
+            for read in (found.read, *found.crossed):
+                current: Read | None = read
+                while current is not None:
+                    key = current.holder.key
+                    if (key in self.appended_holders and key not in self.reset_holders) or key in self.grown_holders:
+                        return True
+                    current = current.outer
         return False
 
     def boundary(self, value: Value, stale: frozenset[int], epochs: dict[int, int]) -> list[Boundary]:

@@ -35,13 +35,17 @@ from gradguard.analysis.values import (
     FRESH,
     MAX_UNROLLED,
     NONE,
+    PARAMETERS,
     SCALAR,
     UNKNOWN,
     UNSURE_MODULE,
+    Holder,
     Kind,
+    Read,
     Value,
     cut,
     data_with,
+    join,
     made_by,
     opaque_object,
     owner_group,
@@ -186,12 +190,18 @@ class CallEvaluation:
                 self.enter_owner(label)
                 frozen = self.is_frozen(("class", callee.ref.key), state) or self.is_frozen(label, state)
                 self.frozen_depth += frozen
+                written = self.parameters_graph(callee, label, call, state, frame)
+                if written is not None:
+                    # The layers its forward calls read the parameters written in place.
+                    self.parameters_in_use.append(written)
                 sources = self.sources
                 try:
                     result = self.call_function(method, args, kwargs, state, frame, callee, call)
                 finally:
                     self.leave_owner()
                     self.frozen_depth -= frozen
+                    if written is not None:
+                        self.parameters_in_use.pop()
                 if label is not None and self.sources > sources:
                     self.weighted.add(label)  # its forward called modules with parameters
                 if label is not None and result.nodes:
@@ -214,6 +224,9 @@ class CallEvaluation:
             operands += [(None, self.module_weight(callee, label, attr, call.func, state, frame, forward=True))
                          for attr, *_ in callee.weights]
         is_module = callee.kind is Kind.MODULE or (callee.kind is Kind.INSTANCE)
+        if (is_module or (callee.kind is Kind.UNKNOWN and label is not None and label in self.module_names)) \
+                and callee.qual not in K.PARAMETERLESS_MODULES:
+            operands += self.parameter_graphs(callee, label, call, state, frame)
         if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or self.is_frozen(label, state) \
                 or (is_module and self.frozen_depth > 0):
             return self.derive(call, operands, state, frame, consumer=label)
@@ -440,9 +453,12 @@ class CallEvaluation:
             members = [self.member_of(v) for _, v in args]
             instances = [m for m in members if m is not None]
             member = instances[0] if instances and len(instances) == len(members) else None
-            return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member)
+            return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member,
+                         alloc=self.allocation(call, frame))
         if makes is Returns.MODULE:
-            return Value(Kind.MODULE, qual=name, label=dotted(call.func))
+            return Value(Kind.MODULE, qual=name, label=dotted(call.func), alloc=self.allocation(call, frame))
+        if makes is Returns.COPY:
+            return self.copy_of(args[0][1] if args else UNKNOWN, call, state, frame)
         if makes is Returns.DISTRIBUTION:
             operands: Args = [*args, *((None, v) for v in kwargs.values())]
             result = self.derive(call, operands, state, frame)
@@ -710,7 +726,8 @@ class CallEvaluation:
                     and module_fact.evidence:
                 self.eval_args(call, state, frame)
                 parameters = module_fact.returns is Returns.PARAMETERS
-                return Value(Kind.LIST, grad=parameters, label=f"params:{label}" if label and parameters else None)
+                return Value(Kind.LIST, grad=parameters, label=f"params:{label}" if label and parameters else None,
+                             parameters_of=receiver if parameters else None)
             if module_fact is not None and module_fact.registers is not None and call.args:
                 args, _ = self.eval_args(call, state, frame)
                 name_node = call.args[0].value
@@ -871,14 +888,24 @@ class CallEvaluation:
         args, kwargs = self.eval_args(call, state, frame)
         receiver = self.refresh(receiver, read_at, state)
         operands: Args = [(func.value, receiver), *args, *((None, v) for v in kwargs.values())]
-        if method in K.INPLACE_OPS and (receiver.nodes or receiver.grad):
-            updated = self.derive(call, operands, state, frame)
-            state.replace_everywhere(receiver, updated)
-            return updated
+        if method in K.INPLACE_OPS:
+            written = not state.no_grad and any(_requires_grad(v) for _, v in operands[1:])
+            if receiver.nodes or receiver.grad:
+                # Still the same tensor: one of a module's parameters stays one (`p.mul_(m).add_(x)`).
+                updated = replace(self.derive(call, operands, state, frame), parameters_of=receiver.parameters_of)
+                state.replace_everywhere(receiver, updated)
+                if written and receiver.parameters_of is not None:
+                    self.write_parameters(receiver.parameters_of, updated, state, frame)
+                return updated
+            if written and receiver.kind in (Kind.TENSOR, Kind.UNKNOWN):
+                # A tensor without graph written in place from one that has one (`bank.index_copy_(0,
+                # idx, feats)`, `buffer.mul_(m).add_(x.mean())`): it requires grad from now on, with
+                # that graph.
+                return self.write_in_place(call, func.value, receiver, operands, state, frame)
         if receiver.kind is Kind.MODULE or (label is not None and label in self.module_names):
             returns = self._module_returns(method)
             if returns is Returns.PARAMETERS:
-                return Value(Kind.LIST, grad=True, label=f"params:{label}")
+                return Value(Kind.LIST, grad=True, label=f"params:{label}", parameters_of=receiver)
             if method in K.MODULE_EVIDENCE_METHODS or returns is Returns.BUFFERS:
                 return UNKNOWN
             # A method of a frozen module (`vae.encode(x)`) makes no graph of its own either.
@@ -896,6 +923,93 @@ class CallEvaluation:
                 return self.derive(call, operands[1:], state, frame, consumer=dotted(func))
             return UNKNOWN
         return self.derive(call, operands, state, frame)
+
+
+    def write_in_place(self, call: cst.Call, target: cst.BaseExpression, receiver: Value, operands: Args,
+                       state: State, frame: Frame) -> Value:
+        """An in-place op writes what its operands carry into its receiver: every name of that tensor,
+        and the place it was read from, hold the result (an in-place op returns its receiver)."""
+        updated = self.derive(call, operands, state, frame)
+        state.replace_everywhere(receiver, updated)
+        statement = self.statement(frame)
+        if statement is not None and isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):
+            self.store_in_place(target, updated, state, frame, statement)
+            holder = self.holder_of(target, state, frame)
+            if holder is not None:
+                self.grown_holders.add(holder.key)
+        return updated
+
+
+    def copy_of(self, original: Value, call: cst.Call, state: State, frame: Frame) -> Value:
+        """`copy.deepcopy(x)`: a module or object of its own, made where the copy is assigned (what
+        was kept on the original is kept on the copy too); a tensor copied is a leaf."""
+        if original.kind not in (Kind.MODULE, Kind.INSTANCE):
+            return cut(original)
+        where = self.allocation(call, frame) or f"<copy {self.site(call, frame)}>"
+        copied = replace(original, alloc=where)
+        if copied.kind is Kind.INSTANCE and isinstance(copied.ref, ClassInfo):
+            owner, mine = heap_owner(original), heap_owner(copied)
+            self.touch_owner(owner)
+            for (key, attribute), value in list(state.heap.items()):
+                if key == owner:
+                    state.heap[(mine, attribute)] = value
+                    state.hdefs[(mine, attribute)] = state.hdefs.get((key, attribute), frozenset())
+        return copied
+
+    def parameters_key(self, module: Value) -> tuple[str, str] | None:
+        """Where the graph that in-place writes gave a module's parameters is kept: per object of a
+        project class, per library module made where it is assigned, else by the name it goes by."""
+        if module.kind is Kind.INSTANCE and isinstance(module.ref, ClassInfo):
+            return (heap_owner(module), PARAMETERS)
+        if module.alloc is not None:
+            return (PARAMETERS, f"{module.qual}@{module.alloc}")
+        return (PARAMETERS, module.label) if module.label else None
+
+    def write_parameters(self, module: Value, written: Value, state: State, frame: Frame) -> None:
+        """A parameter of `module` written in place from a graph outside `no_grad` (an EMA teacher's
+        `t.mul_(m).add_((1 - m) * s)`): the module's parameters hold that graph from now on, under
+        the old one (an in-place op keeps the history), and every later call of the module reads it."""
+        key = self.parameters_key(module)
+        if key is None:
+            return
+        self.touch(key)
+        self.grown_holders.add(key)
+        state.heap[key] = join(state.heap.get(key), replace(written, kind=Kind.TENSOR, label=None,  # type: ignore[index]
+                                                             parameters_of=None))
+        statement = self.statement(frame)
+        if statement is not None:
+            state.hdefs[key] = state.hdefs.get(key, frozenset()) | {statement}  # type: ignore[index,call-overload]
+
+    def parameter_graphs(self, module: Value, label: str | None, node: cst.CSTNode, state: State,
+                         frame: Frame) -> list[tuple[cst.BaseExpression | None, Value]]:
+        """What a call of `module` reads of graphs written into parameters: its own, and those of the
+        objects whose forward is running it (`self.fc(x)` inside the teacher's forward)."""
+        found = [graph for graph in self.parameters_in_use]
+        own = self.parameters_graph(module, label, node, state, frame)
+        if own is not None:
+            found.append(own)
+        return [(None, graph) for graph in found]
+
+    def parameters_graph(self, module: Value, label: str | None, node: cst.CSTNode, state: State,
+                         frame: Frame) -> Value | None:
+        """The graph in-place writes gave `module`'s parameters, read by a call of it (None: none)."""
+        key = self.parameters_key(module)
+        if key is None:
+            return None
+        self.touch(key)
+        kept = state.heap.get(key)  # type: ignore[call-overload]
+        if kept is None or not kept.nodes:
+            return None
+        shown = f"{label or module.label or 'module'}.parameters()"
+        holder = Holder("attribute", key, shown)
+        read = Read(holder, kept.nodes, node, self.statement(frame), None, kept.top,
+                    self.defs_of(holder, state, frame), tuple(frame.statements), frame.function)
+        return replace(kept, via=(read,))
+
+
+def _requires_grad(value: Value) -> bool:
+    """An operand that makes an op's result require grad (a list of parameters does not)."""
+    return bool(value.nodes) or (value.grad and value.kind not in (Kind.LIST, Kind.TUPLE, Kind.DICT))
 
 
 def is_api_reference(value: Value) -> bool:

@@ -30,6 +30,7 @@ from gradguard.analysis.values import (
     Kind,
     Read,
     generation_of,
+    of_parameters,
 )
 from gradguard.model import Note, Span
 
@@ -198,6 +199,10 @@ def _self_update(statement: cst.CSTNode, holder_text: str) -> tuple[bool, bool]:
     """Whether a statement computes a holder from its own old value, and whether by adding."""
     if isinstance(statement, cst.SimpleStatementLine):
         for small in statement.body:
+            if isinstance(small, cst.Expr) and _written_in_place(small.value) == holder_text:
+                # `self.bank.index_copy_(0, idx, feats)`, `buf.mul_(m).add_(x)`: an in-place op keeps
+                # the tensor's old history behind what it writes.
+                return True, False
             if isinstance(small, cst.AugAssign):
                 if _text(small.target) == holder_text:
                     return True, isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign))
@@ -215,6 +220,18 @@ def _self_update(statement: cst.CSTNode, holder_text: str) -> tuple[bool, bool]:
                         small.value.operator, (cst.Add, cst.Subtract)) and _text(small.value.left) == holder_text
                     return reads, additive
     return False, False
+
+
+def _written_in_place(expr: cst.BaseExpression) -> str | None:
+    """The holder a chain of in-place tensor ops writes into (`self.buf` of `self.buf.mul_(m).add_(x)`)."""
+    written = None
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        fact = api.method(expr.func.attr.value, api.Receiver.TENSOR)
+        if fact is None or not fact.inplace:
+            return None
+        expr = expr.func.value
+        written = _text(expr) or None
+    return written
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
@@ -378,7 +395,8 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         # was built before the loop (`AutogradEvents._masked` keeps only such graphs).
         cause = Cause.BUILT_BEFORE_LOOP
         loop = before_loop or (failing.loops[-1] if failing.loops else None)
-    if read is not None:
+    if read is not None and not of_parameters(read.holder):
+        # (A module's parameters written in place are no variable a statement of the loop can detach.)
         entry = _entry_statement(read, loop)
     consumer_stepped = bool(carrier and carrier.fed)
     root_defs = _root_definitions(program, failing)

@@ -128,6 +128,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.backward_holders: set[tuple[str, ...]] = set()
         self.appended_holders: set[tuple[str, ...]] = set()
         self.reset_holders: set[tuple[str, ...]] = set()
+        # Tensors written in place from a graph (a memory bank, a teacher's parameters): each write
+        # keeps the history of the ones before, so what one iteration wrote the next ones reach.
+        self.grown_holders: set[tuple[str, ...]] = set()
         self.frozen: set[str] = set()
         self.none_assigned: set[tuple[str, ...]] = set()
         # For each holder, what the items of every list assigned to it anywhere are (`Value.items`):
@@ -216,6 +219,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.frozen_depth = 0
         # The `parametrize.cached()` blocks being run: the heap keys of the weights each one keeps.
         self.cached_blocks: list[set[tuple[str, str]]] = []
+        # The graphs in-place writes gave the parameters of the objects whose forward is running
+        # (`CallEvaluation.parameter_graphs`), outermost first.
+        self.parameters_in_use: list[Value] = []
         # The project modules imported code comes from (`project.py`), as they are read.
         self.project: Project | None = None
         self.loaded_modules: set[ModuleInfo] = set()

@@ -1347,7 +1347,7 @@ class Interpreter(Evaluator):
         if iterable.kind is Kind.DATA:
             return iterable
         if iterable.label is not None and iterable.label.startswith("params:"):
-            return Value(Kind.TENSOR, grad=True, label=iterable.label)
+            return Value(Kind.TENSOR, grad=True, label=iterable.label, parameters_of=iterable.parameters_of)
         if isinstance(iterable.ref, Value) and (iterable.ref.kind is Kind.INSTANCE or (
                 iterable.kind is Kind.LIST and iterable.ref.kind in (Kind.TUPLE, Kind.OPTIMIZER, Kind.MODULE))):
             return iterable.ref

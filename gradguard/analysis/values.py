@@ -115,6 +115,9 @@ class Value:
     # For a function defined inside another: what the variables of the functions around it that its
     # code names held when it was defined (a hook made by `self._make_hook(name)` runs later).
     captured: tuple[tuple[str, Value], ...] = ()
+    # For a module's parameters (`net.parameters()`, or one of them): the module they belong to, so
+    # that an in-place write into one of them reaches that module's later calls.
+    parameters_of: Value | None = None
 
     @property
     def carries_graph(self) -> bool:
@@ -194,6 +197,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         alloc=a.alloc if a.alloc == b.alloc else None,
         bound=a.bound if a.bound is b.bound else None,
         captured=a.captured if a.captured == b.captured else (),
+        parameters_of=a.parameters_of if a.parameters_of is b.parameters_of else None,
     )
 
 
@@ -394,6 +398,15 @@ class Holder:
     kind: str  # "variable", "attribute"
     key: tuple[str, ...]  # ("name",) or (class key, attr)
     text: str  # as the user wrote it: "hidden", "self.h"
+
+
+# The heap attribute of a module's parameters: the graph in-place writes outside no_grad gave them.
+PARAMETERS = "<parameters>"
+
+
+def of_parameters(holder: Holder) -> bool:
+    """Whether a holder is a module's parameters (written in place): no statement can detach them."""
+    return PARAMETERS in holder.key
 
 
 @dataclass(frozen=True, eq=False)

@@ -34,6 +34,7 @@ class Returns(Enum):
     RECEIVER = "receiver"  # the receiver itself (in-place ops, `module.to`)
     ARGUMENT = "argument"  # the first argument, unchanged (wrappers, `accelerator.prepare`)
     ARGUMENTS = "arguments"  # the arguments handed back, one result each (`prepare(a, b)`)
+    COPY = "copy"  # a new object like the first argument (`copy.deepcopy(model)`: parameters of its own)
     MODULE = "module"
     OPTIMIZER = "optimizer"
     DISTRIBUTION = "distribution"
