@@ -231,8 +231,11 @@ class AutogradEvents:
         here = state.partition_key()
         # Freed on some paths only, but on one whose loop-invariant conditions this path assumes
         # too (a flag tested again): the same path.
+        # A tensor written in place under a node that kept it, weak only because a path whose loop ran
+        # fewer times holds an older generation (the write comes every iteration): written all the same.
         strong = frozenset(n for n in failing if not state.freed[n].weak or (
-            not state.freed[n].aged and state.freed[n].assumed and state.freed[n].assumed <= here))
+            not state.freed[n].aged and state.freed[n].assumed and state.freed[n].assumed <= here)
+            or (state.freed[n].aged and state.freed[n].written is not None))
         why = state.freed[min(strong or stale)]
         if per_item:
             # ... but an optimizer stepped since the last item's backward: this item's graph, built
@@ -243,7 +246,7 @@ class AutogradEvents:
         if key not in self.conflicts or (guessed(self.conflicts[key].why.stepped) and not guessed(why.stepped)):
             # Met again by an entry that knows which optimizers stepped (`main()` building them, where
             # `train(actor, critic, actor_opt, critic_opt)` run alone had to guess): that one says more.
-            boundary = tuple(self.boundary(value, stale, state.epochs))
+            boundary = tuple(self.boundary(value, stale, state.epochs, changed=why.by_step))
             if not strong and not self._accumulating(boundary):
                 return
             created = self.origins.get(min(stale))
@@ -332,9 +335,15 @@ class AutogradEvents:
                     current = current.outer
         return False
 
-    def boundary(self, value: Value, stale: frozenset[int], epochs: dict[int, int]) -> list[Boundary]:
-        """Reads of a holder whose own value was stale, walking back from a root over fresh nodes."""
+    def boundary(self, value: Value, stale: frozenset[int], epochs: dict[int, int],
+                 changed: bool = False) -> list[Boundary]:
+        """Reads of a holder whose own value was stale, walking back from a root over fresh nodes.
+
+        `changed`: the stale nodes were changed in place, not freed (they saved what a write then
+        changed): where no holder held one of them, the last holder read on the way names it (the
+        TD target computed from a target network's output, `target = r + gamma * target_net(s2)...`)."""
         found: list[Boundary] = []
+        nearest: list[Boundary] = []
         seen: set[int] = set()
         queue: list[tuple[int, Read | None, tuple[Read, ...]]] = [(n, None, ()) for n in value.top if n not in stale]
         while queue:
@@ -345,10 +354,14 @@ class AutogradEvents:
             origin = self.origins.get(node)
             if origin is None:
                 continue
+            parents = origin.now(origin.parents, epochs)
+            if changed and crossed and not nearest and parents & stale:
+                reached = self.origins.get(min(parents & stale))
+                nearest.append(Boundary(crossed[-1], reached.loops if reached is not None else (),
+                                        all(generation_of(n) for n in parents & stale), via, crossed[:-1]))
             # The parents go on the stack first: a node also reached through a read is walked as
             # that read's (the read names the path).
-            queue.extend((n, via, crossed) for n in origin.now(origin.parents, epochs)
-                         if n not in seen and n not in stale)
+            queue.extend((n, via, crossed) for n in parents if n not in seen and n not in stale)
             for read in origin.reads:
                 top = origin.now(read.top, epochs)
                 reached = top & stale
@@ -359,7 +372,7 @@ class AutogradEvents:
                                               all(generation_of(n) for n in reached), via, crossed))
                 else:
                     queue.extend((n, via or read, (*crossed, read)[-8:]) for n in top if n not in seen)
-        return found
+        return found or nearest
 
     def reads_behind(self, tops: frozenset[int]) -> list[Read]:
         """Every read of a holder behind some nodes (what fed a backward's root)."""

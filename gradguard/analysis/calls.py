@@ -50,6 +50,7 @@ from gradguard.analysis.values import (
     opaque_object,
     owner_group,
     owners_in,
+    requires_grad,
 )
 
 Args = list[tuple[cst.BaseExpression | None, Value]]
@@ -194,6 +195,9 @@ class CallEvaluation:
                 if written is not None:
                     # The layers its forward calls read the parameters written in place.
                     self.parameters_in_use.append(written)
+                running = self.parameters_key(callee)
+                if running is not None:
+                    self.modules_running.append(running)
                 sources = self.sources
                 try:
                     result = self.call_function(method, args, kwargs, state, frame, callee, call)
@@ -202,6 +206,8 @@ class CallEvaluation:
                     self.frozen_depth -= frozen
                     if written is not None:
                         self.parameters_in_use.pop()
+                    if running is not None:
+                        self.modules_running.pop()
                 if label is not None and self.sources > sources:
                     self.weighted.add(label)  # its forward called modules with parameters
                 if label is not None and result.nodes:
@@ -219,6 +225,11 @@ class CallEvaluation:
                 # optimizer of that module (no forward takes its own parameters).
                 return Value(Kind.OPTIMIZER, ref=owner, label=label)
         operands: Args = [*args, *((None, v) for v in kwargs.values())]
+        for attribute in callee.writes if callee.kind is Kind.MODULE else ():
+            # Its forward writes that parameter in place first (an embedding's `max_norm` renorm).
+            holder = self.holder_of(cst.Attribute(value=call.func, attr=cst.Name(attribute)), state, frame)
+            if holder is not None:
+                self.modified_in_place(holder, call, state, frame)
         if callee.kind is Kind.MODULE and callee.weights:
             # Its forward reads (and the legacy hooks first recompute) its computed weights.
             operands += [(None, self.module_weight(callee, label, attr, call.func, state, frame, forward=True))
@@ -229,7 +240,11 @@ class CallEvaluation:
             operands += self.parameter_graphs(callee, label, call, state, frame)
         if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or self.is_frozen(label, state) \
                 or (is_module and self.frozen_depth > 0):
-            return self.derive(call, operands, state, frame, consumer=label)
+            result = self.derive(call, operands, state, frame, consumer=label)
+            if result.nodes and callee.qual not in K.PARAMETERLESS_MODULES:
+                # Frozen, given inputs with a graph: it keeps its weights for their gradients.
+                self.note_saved_parameters(self.parameters_key(callee), self.site(call, frame), state)
+            return result
         if callee.qual == UNSURE_MODULE and not (label is not None and label in self.module_names) \
                 and all(v.kind in (Kind.SCALAR, Kind.NONE) and not v.nodes for _, v in operands):
             # An object only ever called, given nothing but numbers and shapes (`self.Tensor(x.size())`
@@ -237,6 +252,8 @@ class CallEvaluation:
             return self.derive(call, operands, state, frame, consumer=label)
         if is_module or (callee.kind is Kind.UNKNOWN and label is not None and label in self.module_names):
             result = self.derive(call, operands, state, frame, source=True, consumer=label)
+            self.note_saved_parameters(self.parameters_key(callee), self.site(call, frame), state)
+            self.note_saved_tied(call, state, frame)
             unseen = callee.kind is Kind.INSTANCE and isinstance(callee.ref, ClassInfo) and not callee.ref.is_module
             if unseen and not (label is not None and label in self.module_names):
                 # An object of a project class not known to be a module, whose `__call__` the analysis
@@ -456,7 +473,10 @@ class CallEvaluation:
             return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member,
                          alloc=self.allocation(call, frame))
         if makes is Returns.MODULE:
-            return Value(Kind.MODULE, qual=name, label=dotted(call.func), alloc=self.allocation(call, frame))
+            written = fact.writes if fact is not None else None
+            return Value(Kind.MODULE, qual=name, label=dotted(call.func), alloc=self.allocation(call, frame),
+                         writes=(written.target,) if written is not None and isinstance(written.target, str)
+                         and _given(call, written.when) else ())
         if makes is Returns.COPY:
             return self.copy_of(args[0][1] if args else UNKNOWN, call, state, frame)
         if makes is Returns.DISTRIBUTION:
@@ -464,6 +484,12 @@ class CallEvaluation:
             result = self.derive(call, operands, state, frame)
             return replace(result, qual=name, kind=Kind.UNKNOWN)
         operands = [*args, *((None, v) for v in kwargs.values())]
+        if fact is not None and fact.writes is not None and _given(call, fact.writes.when):
+            # `F.embedding(ids, weight, max_norm=1.0)` first renormalises rows of `weight` in place.
+            written = _argument(call, fact.writes.target, fact.writes.keyword)
+            holder = self.holder_of(viewed_base(written), state, frame) if written is not None else None
+            if holder is not None:
+                self.modified_in_place(holder, call, state, frame)
         if "." in name and name.split(".", 1)[0] not in K.KNOWN_PACKAGES:  # not a builtin either
             self.forget_state_of(operands, state)
         # What a function the facts know reads, no model consumes (a fake batch into `torch.cat`).
@@ -889,7 +915,8 @@ class CallEvaluation:
         receiver = self.refresh(receiver, read_at, state)
         operands: Args = [(func.value, receiver), *args, *((None, v) for v in kwargs.values())]
         if method in K.INPLACE_OPS:
-            written = not state.no_grad and any(_requires_grad(v) for _, v in operands[1:])
+            self.note_written(call, func.value, receiver, state, frame)
+            written = not state.no_grad and any(requires_grad(v) for _, v in operands[1:])
             if receiver.nodes or receiver.grad:
                 # Still the same tensor: one of a module's parameters stays one (`p.mul_(m).add_(x)`).
                 updated = replace(self.derive(call, operands, state, frame), parameters_of=receiver.parameters_of)
@@ -901,7 +928,9 @@ class CallEvaluation:
                 # A tensor without graph written in place from one that has one (`bank.index_copy_(0,
                 # idx, feats)`, `buffer.mul_(m).add_(x.mean())`): it requires grad from now on, with
                 # that graph.
-                return self.write_in_place(call, func.value, receiver, operands, state, frame)
+                return self.write_in_place(call, viewed_base(func.value), receiver, operands, state, frame)
+            if receiver.kind is Kind.TENSOR:
+                return receiver  # an in-place op hands back its receiver
         if receiver.kind is Kind.MODULE or (label is not None and label in self.module_names):
             returns = self._module_returns(method)
             if returns is Returns.PARAMETERS:
@@ -939,6 +968,19 @@ class CallEvaluation:
                 self.grown_holders.add(holder.key)
         return updated
 
+
+    def note_written(self, call: cst.CSTNode, target: cst.BaseExpression, receiver: Value, state: State,
+                     frame: Frame) -> None:
+        """`target` (holding `receiver`) is written in place by `call`, with grad or without: what
+        nodes kept of it changes under them (`modified_in_place`)."""
+        holder = self.holder_of(viewed_base(target), state, frame)
+        if holder is not None:
+            self.modified_in_place(holder, call, state, frame)
+        if receiver.parameters_of is not None:
+            key = self.parameters_key(receiver.parameters_of)
+            if key is not None:
+                owner = (receiver.label or "").removeprefix("params:") or receiver.parameters_of.label or "module"
+                self.modified_in_place(Holder("attribute", key, f"{owner}.parameters()"), call, state, frame)
 
     def copy_of(self, original: Value, call: cst.Call, state: State, frame: Frame) -> Value:
         """`copy.deepcopy(x)`: a module or object of its own, made where the copy is assigned (what
@@ -1007,9 +1049,42 @@ class CallEvaluation:
         return replace(kept, via=(read,))
 
 
-def _requires_grad(value: Value) -> bool:
-    """An operand that makes an op's result require grad (a list of parameters does not)."""
-    return bool(value.nodes) or (value.grad and value.kind not in (Kind.LIST, Kind.TUPLE, Kind.DICT))
+
+def viewed_base(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The tensor an expression shares its storage and version with: through views (`w.t()`,
+    `w[:, :k]`) and in-place ops, which return their receiver (`buf.mul_(m)`)."""
+    while True:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            fact = api.method(expr.func.attr.value, Receiver.TENSOR)
+            if fact is None or not (fact.returns is Returns.VIEW or fact.inplace):
+                return expr
+            expr = expr.func.value
+        elif isinstance(expr, cst.Subscript) and all(
+                isinstance(e.slice, cst.Slice) or (isinstance(e.slice, cst.Index) and isinstance(
+                    e.slice.value, (cst.Integer, cst.Ellipsis))) for e in expr.slice):
+            expr = expr.value
+        else:
+            return expr
+
+
+def _given(call: cst.Call, keyword: str | None) -> bool:
+    """Whether a call passes `keyword` (not as a literal None); True when no keyword is asked for."""
+    if keyword is None:
+        return True
+    return any(arg.keyword is not None and arg.keyword.value == keyword
+               and not (isinstance(arg.value, cst.Name) and arg.value.value == "None") for arg in call.args)
+
+
+def _argument(call: cst.Call, position: int | str, keyword: str | None) -> cst.BaseExpression | None:
+    """The expression passed for a parameter, by position or by keyword."""
+    name = position if isinstance(position, str) else keyword
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if isinstance(position, int) and position < len(positional):
+        return positional[position]
+    return None
 
 
 def is_api_reference(value: Value) -> bool:

@@ -333,6 +333,11 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         name, defs, kind = next((n, d, k) for n, d, k in met.holding if any(_self_update(s, n)[0] for s in d))
         carrier = Carrier(Holder("variable", (name,), name), tuple(defs), (), (), self_update=True,
                           is_tuple=kind is Kind.TUPLE, is_container=kind in (Kind.LIST, Kind.DICT))
+    elif why.by_step and why.written is not None:
+        # Nothing read on the way holds the graph by a name (a layer's output handed on): the tensor
+        # written in place under it is what the user would look at.
+        written = (why.call.statement,) if why.call.statement is not None else ()
+        carrier = Carrier(why.written, written, (), ())
     elif failing.root_node is not None:
         holder = _root_holder(failing)
         if holder is not None:

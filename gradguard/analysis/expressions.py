@@ -12,20 +12,22 @@ from dataclasses import replace
 
 import libcst as cst
 
+from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.api.torch_tensor import GRADIENT
 from gradguard.analysis.api import (
     FORWARD,
     Computes,
     Fact,
+    Receiver,
     Returns,
     builtin_names,
     declared_facts,
     lookup,
     makes,
 )
-from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met
-from gradguard.analysis.calls import Args, CallEvaluation
+from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met, scoped_key
+from gradguard.analysis.calls import Args, CallEvaluation, viewed_base
 from gradguard.analysis.conditions import Atom, chains_of, consulted_keys, decide
 from gradguard.analysis.evidence import Role, roles_in
 from gradguard.analysis.names import canonical, chains_overlap, dotted, indexed, qualify
@@ -48,6 +50,8 @@ from gradguard.analysis.values import (
     UNKNOWN,
     UNSURE_MODULE,
     CallInfo,
+    CallKind,
+    Freed,
     Holder,
     Kind,
     Origin,
@@ -61,6 +65,7 @@ from gradguard.analysis.values import (
     old,
     opaque_object,
     rename,
+    requires_grad,
 )
 
 
@@ -131,6 +136,14 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # Tensors written in place from a graph (a memory bank, a teacher's parameters): each write
         # keeps the history of the ones before, so what one iteration wrote the next ones reach.
         self.grown_holders: set[tuple[str, ...]] = set()
+        # For each place a tensor is held (a holder's scoped key, a module's parameters): the nodes
+        # that kept it for their backward, by (site, how many times it had been evaluated).
+        self.saved_by: dict[tuple[str, ...], set[tuple[int, int]]] = {}
+        # The parameters keys of the objects whose forward is running (their layers read them).
+        self.modules_running: list[tuple[str, str]] = []
+        # Modules (by their holder's key) whose parameters were set to another tensor (tied
+        # weights): the keys of the places that tensor is held.
+        self.tied: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
         self.frozen: set[str] = set()
         self.none_assigned: set[tuple[str, ...]] = set()
         # For each holder, what the items of every list assigned to it anywhere are (`Value.items`):
@@ -735,6 +748,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
             else:
                 if value.nodes:
                     self.escaped.update(value.nodes)
+                if isinstance(source, (cst.Name, cst.Attribute)) and owner.kind is Kind.MODULE:
+                    # `self.out.weight = self.embed.weight`: the module's parameter is that tensor.
+                    module, tensor = self.holder_of(target.value, state, frame), self.holder_of(source, state, frame)
+                    if module is not None and tensor is not None:
+                        self.tied.setdefault(scoped_key(module, frame), set()).add(scoped_key(tensor, frame))
                 text = dotted(target)
                 if text is not None and opaque_object(owner) and _kept_on_an_object(value):
                     # Data kept on an object whose class is not seen (`policy.saved_log_probs`,
@@ -748,6 +766,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if container.kind is Kind.SCALAR:
                 return  # an item of a numpy array or a number: the tensor stored is converted
             if container.kind is Kind.TENSOR:
+                holder = self.holder_of(viewed_base(target.value), state, frame)
+                if holder is not None:
+                    self.modified_in_place(holder, target, state, frame)
                 # `self.ema[idx] = ...` writes into the tensor in place: its history goes on, joined
                 # with what is written (a tensor, not a list of what was stored).
                 if value.nodes or container.nodes:
@@ -1243,6 +1264,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         site = self.site(node, frame)
         if source or self.saves_tensors(node, state, frame):
             self.saving.add(site)
+        saves = site in self.saving
         owners = frozenset({*self.owners, *self.owner_paths,
                             *([consumer, self.outside_label(consumer)] if consumer else [])}) \
             if source else frozenset()
@@ -1262,6 +1284,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
             self._age_origin(site, epoch + 1)
             operands = [(expr, rename(value, site)) for expr, value in operands]
         state.epochs[site] = epoch + 1
+        if saves:
+            self.note_saved(operands, site, source, state, frame)
         current = node_id(site)
         inputs = frozenset().union(*(v.nodes for _, v in operands))
         if not source and inputs and all(n // GENERATIONS in self.unsure for n in inputs):
@@ -1284,6 +1308,64 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # `torch.tanh(G(z))` still comes from `G`: a single producing module names the result.
         return Value(Kind.TENSOR, nodes, frozenset({current}), True,
                      label=labels.pop() if len(labels) == 1 and not source else None)
+
+    def note_saved(self, operands: Args, site: int, source: bool, state: State, frame: Frame) -> None:
+        """The tensors a new node of `site` keeps for its backward (an operand is kept when another
+        one requires grad; a module keeps its inputs for its parameters' gradients), by the place
+        they are held: an in-place write there later changes them under the node (`modified_in_place`)."""
+        needs = [requires_grad(v) for _, v in operands]
+        count = state.epochs.get(site, 0)
+        for index, (expr, value) in enumerate(operands):
+            if expr is None or value.kind not in (Kind.TENSOR, Kind.UNKNOWN) \
+                    or not (source or any(n for j, n in enumerate(needs) if j != index)):
+                continue
+            holder = self.holder_of(viewed_base(expr), state, frame)
+            if holder is not None:
+                self.saved_by.setdefault(scoped_key(holder, frame), set()).add((site, count))
+
+    def note_saved_parameters(self, key: HeapKey | None, site: int, state: State) -> None:
+        """A module call's node keeps the parameters of the module (and of the objects whose forward
+        runs it), keyed as `CallEvaluation.parameters_key` keys them."""
+        count = state.epochs.get(site, 0)
+        for held in ([key] if key is not None else []) + self.modules_running:
+            self.saved_by.setdefault(held, set()).add((site, count))
+
+    def note_saved_tied(self, call: cst.Call, state: State, frame: Frame) -> None:
+        """A module call keeps its weights: those set to another module's tensor (`self.out.weight =
+        self.embed.weight`, tied weights) are that tensor."""
+        if not self.tied:
+            return
+        module = self.holder_of(call.func, state, frame)
+        tied = self.tied.get(scoped_key(module, frame)) if module is not None else None
+        if tied:
+            site = self.site(call, frame)
+            for key in tied:
+                self.saved_by.setdefault(key, set()).add((site, state.epochs.get(site, 0)))
+
+    def modified_in_place(self, holder: Holder, call: cst.CSTNode, state: State, frame: Frame) -> None:
+        """The tensor held at `key` is written in place by `call` (its version changes): the nodes
+        still alive that kept it for their backward fail when a backward reaches them
+        ("modified by an inplace operation"), as after an optimizer step (`Freed.by_step`)."""
+        marks = self.saved_by.get(scoped_key(holder, frame))
+        if not marks or state.dead:
+            return
+        held = state.held_nodes()
+        touched = []
+        for site, count in marks:
+            generation = state.epochs.get(site, 0) - count
+            if not 0 <= generation < GENERATIONS - 1:
+                continue  # the summary generation stands for many evaluations: no evidence
+            node = node_id(site, generation)
+            if node in held and node not in state.freed:
+                touched.append(node)
+        if not touched:
+            return
+        info = self.call_info(call, CallKind.STEP, None, False, False, frame)
+        why = Freed(info, conditions=tuple(frame.conditions), assumed=self.invariant_assumptions(state, frame),
+                    by_step=True, written=holder)
+        self.frees += 1
+        for node in touched:
+            state.freed[node] = why
 
     def element_from(self, expr: cst.BaseExpression, iterable: Value, state: State, frame: Frame) -> Value:
         """An element of an iterable, remembering which container it was taken from."""
@@ -1446,6 +1528,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
 _CONTAINERS = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT})
 # Library classes whose name, passed around uncalled, stands for the class (`optimizer_class=optim.Adam`).
 _REFERENCED = frozenset({Returns.OPTIMIZER, Returns.MODULE, Returns.DISTRIBUTION})
+
 
 
 def _names_bound(target: cst.BaseExpression) -> frozenset[str]:

@@ -118,6 +118,9 @@ class Value:
     # For a module's parameters (`net.parameters()`, or one of them): the module they belong to, so
     # that an in-place write into one of them reaches that module's later calls.
     parameters_of: Value | None = None
+    # For a module: the parameters its forward writes in place (`nn.Embedding(n, d, max_norm=1.0)`
+    # renormalises `weight`).
+    writes: tuple[str, ...] = ()
 
     @property
     def carries_graph(self) -> bool:
@@ -140,6 +143,12 @@ DATA = Value(Kind.DATA)
 FRESH = Value(Kind.TENSOR)
 # Values shared by every holder of "something the model knows nothing more about".
 SHARED = (UNKNOWN, NONE, SCALAR, DATA, FRESH)
+
+
+def requires_grad(value: Value) -> bool:
+    """Whether a value makes an op's result require grad: a graph, or a tensor that requires grad (a
+    list of parameters handed to a function does not)."""
+    return bool(value.nodes) or (value.grad and value.kind not in (Kind.LIST, Kind.TUPLE, Kind.DICT))
 
 
 def data_with(values: list[Value]) -> Value:
@@ -198,6 +207,7 @@ def join(a: Value | None, b: Value | None) -> Value:
         bound=a.bound if a.bound is b.bound else None,
         captured=a.captured if a.captured == b.captured else (),
         parameters_of=a.parameters_of if a.parameters_of is b.parameters_of else None,
+        writes=a.writes + tuple(w for w in b.writes if w not in a.writes),
     )
 
 
@@ -358,6 +368,8 @@ class Freed:
     # Parameters' gradients were read since (`p.grad` copied, summed, inspected): the program wants
     # what this backward computed before the next one (a gradient-norm probe, per-class saliency).
     grads_read: bool = False
+    # With `by_step`, changed by an in-place write rather than an optimizer: the tensor written.
+    written: Holder | None = None
 
 
 class CallKind(Enum):

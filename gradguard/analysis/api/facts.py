@@ -126,6 +126,20 @@ class Callback:
 
 
 @dataclass(frozen=True)
+class Writes:
+    """A tensor a call writes in place besides its result: graphs that kept it for their backward
+    fail once it has changed ("modified by an inplace operation")."""
+
+    # The argument written (position, or keyword name); for a module class, the parameter its
+    # forward writes (`weight`).
+    target: int | str
+    keyword: str | None = None  # with a position: the keyword it may be passed by instead
+    # Only when this keyword argument is given, and not None: of the call, or of the module's
+    # construction (`nn.Embedding(n, d, max_norm=1.0)`).
+    when: str | None = None
+
+
+@dataclass(frozen=True)
 class BaseClass:
     """A framework base class whose machinery calls methods that user subclasses override."""
 
@@ -189,6 +203,7 @@ class Fact:
     # (`deepspeed.initialize(model=m, optimizer=o)` gives m's engine, o, ...); none: the positional ones.
     hands_back: tuple[str, ...] = ()
     updates_weights: bool = False  # an optimizer's update: the weights change in place
+    writes: Writes | None = None  # a tensor the call (for a module class, its forward) writes in place
     resets_grads: bool = False  # an optimizer's `zero_grad`: with its update, the receiver is an optimizer
     source: str = "hand"  # "hand", "torch" (generated from the installed torch) or "config"
 

@@ -8,6 +8,7 @@ from gradguard.analysis.api.facts import (
     Family,
     Receiver,
     Returns,
+    Writes,
     facts,
     prefixed,
 )
@@ -28,6 +29,11 @@ FACTS: tuple[Fact, ...] = (
         "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax", "LogSoftmax", "Dropout", "Identity", "Flatten",
         "LeakyReLU", "ELU", "SiLU", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "MaxPool1d", "Upsample",
         "Softplus"), returns=Returns.MODULE, parameterless=True),
+    # Built with `max_norm`, their forward renormalises the rows it looks up of `weight` in place
+    # (`torch.embedding_renorm_`, under no_grad): a graph that kept `weight` before (a tied output
+    # layer, `h @ emb.weight.t()`) fails in its backward.
+    *prefixed("torch.nn.", ("Embedding", "EmbeddingBag"), returns=Returns.MODULE,
+              writes=Writes("weight", when="max_norm")),
     Fact("torch.nn.LSTM", returns=Returns.MODULE, state="tuple"),
     *prefixed("torch.nn.", ("GRU", "RNN"), returns=Returns.MODULE, state="tensor"),
     # Cells return the new state itself: `(h, c)` for an LSTM cell, `h` for the others.

@@ -11,6 +11,7 @@ from gradguard.analysis.api.facts import (
     GradMode,
     Returns,
     Role,
+    Writes,
     facts,
     prefixed,
 )
@@ -55,6 +56,9 @@ FACTS: tuple[Fact, ...] = (
                          "is_floating_point", "is_complex"), returns=Returns.VALUE),
     *prefixed("torch.", ("argmax", "argmin", "argsort", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
                          "isfinite", "nonzero", "multinomial", "bucketize", "searchsorted"), returns=Returns.CUT),
+    # Given `max_norm`, they renormalise the looked-up rows of `weight` in place first.
+    *facts(("torch.nn.functional.embedding", "torch.nn.functional.embedding_bag"),
+           writes=Writes(1, keyword="weight", when="max_norm")),
     Fact("torch.save", returns=Returns.NONE),
     Fact("torch.compile", returns=Returns.ARGUMENT),
     # Ops whose backward needs no saved tensor (the generated table agrees; these are the common ones).
