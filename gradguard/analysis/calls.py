@@ -568,8 +568,31 @@ class CallEvaluation:
             return False
         return target not in self.unfrozen or target in state.frozen
 
+    def parameters_list(self, module: Value, label: str | None, state: State) -> Value:
+        """`module.parameters()`: leaves that require grad unless frozen, holding what in-place writes
+        outside no_grad gave them (an EMA teacher's weights after a first update with grad)."""
+        key = self.parameters_key(module)
+        written = state.heap.get(key) if key is not None else None  # type: ignore[call-overload]
+        if key is not None:
+            self.touch(key)
+        nodes, top = (written.nodes, written.top) if written is not None else (frozenset(), frozenset())
+        return Value(Kind.LIST, nodes, top, grad=not self.parameters_frozen(module, state),
+                     label=f"params:{label}" if label else None, parameters_of=module)
+
+    def parameters_frozen(self, module: Value, state: State) -> bool:
+        """Whether the parameters of this very module (an EMA teacher frozen after its copy) are frozen."""
+        key = self.parameters_key(module)
+        return key is not None and self.is_frozen(_parameters_target(key), state)
+
     def _freezing_targets(self, value: Value, label: str | None, state: State | None,
                           frame: Frame | None) -> list[object]:
+        module = value.parameters_of or (value if value.kind in (Kind.MODULE, Kind.INSTANCE) else None)
+        key = self.parameters_key(module) if module is not None else None
+        own = [_parameters_target(key)] if key is not None else []
+        return self._labels_frozen(value, label, state, frame) + own
+
+    def _labels_frozen(self, value: Value, label: str | None, state: State | None,
+                       frame: Frame | None) -> list[object]:
         if value.label and value.label.startswith("params:"):
             owner = value.label.removeprefix("params:")
             targets: list[object] = [owner]
@@ -752,8 +775,9 @@ class CallEvaluation:
                     and module_fact.evidence:
                 self.eval_args(call, state, frame)
                 parameters = module_fact.returns is Returns.PARAMETERS
-                return Value(Kind.LIST, grad=parameters, label=f"params:{label}" if label and parameters else None,
-                             parameters_of=receiver if parameters else None)
+                if not parameters:
+                    return Value(Kind.LIST)
+                return self.parameters_list(receiver, label, state)
             if module_fact is not None and module_fact.registers is not None and call.args:
                 args, _ = self.eval_args(call, state, frame)
                 name_node = call.args[0].value
@@ -928,13 +952,16 @@ class CallEvaluation:
                 # A tensor without graph written in place from one that has one (`bank.index_copy_(0,
                 # idx, feats)`, `buffer.mul_(m).add_(x.mean())`): it requires grad from now on, with
                 # that graph.
-                return self.write_in_place(call, viewed_base(func.value), receiver, operands, state, frame)
+                updated = self.write_in_place(call, viewed_base(func.value), receiver, operands, state, frame)
+                if receiver.parameters_of is not None:
+                    self.write_parameters(receiver.parameters_of, updated, state, frame)
+                return replace(updated, parameters_of=receiver.parameters_of)
             if receiver.kind is Kind.TENSOR:
                 return receiver  # an in-place op hands back its receiver
         if receiver.kind is Kind.MODULE or (label is not None and label in self.module_names):
             returns = self._module_returns(method)
             if returns is Returns.PARAMETERS:
-                return Value(Kind.LIST, grad=True, label=f"params:{label}", parameters_of=receiver)
+                return self.parameters_list(receiver, label, state)
             if method in K.MODULE_EVIDENCE_METHODS or returns is Returns.BUFFERS:
                 return UNKNOWN
             # A method of a frozen module (`vae.encode(x)`) makes no graph of its own either.
@@ -1005,7 +1032,9 @@ class CallEvaluation:
             return (heap_owner(module), PARAMETERS)
         if module.alloc is not None:
             return (PARAMETERS, f"{module.qual}@{module.alloc}")
-        return (PARAMETERS, module.label) if module.label else None
+        # A module known by the name it is used as (an argument of a function analysed on its own);
+        # one a library constructor made, nowhere assigned, has no name of its own.
+        return (PARAMETERS, module.label) if module.label and module.qual is None else None
 
     def write_parameters(self, module: Value, written: Value, state: State, frame: Frame) -> None:
         """A parameter of `module` written in place from a graph outside `no_grad` (an EMA teacher's
@@ -1065,6 +1094,11 @@ def viewed_base(expr: cst.BaseExpression) -> cst.BaseExpression:
             expr = expr.value
         else:
             return expr
+
+
+def _parameters_target(key: tuple[str, str]) -> str:
+    """What `freeze` records for the parameters of one module object (never a label of the code)."""
+    return f"<{key[0]} {key[1]}>"
 
 
 def _given(call: cst.Call, keyword: str | None) -> bool:

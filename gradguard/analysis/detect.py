@@ -46,7 +46,15 @@ def facts_of(program: Program, source: str) -> FileFacts:
             # `main()` that builds the model): the one that saw what the carrier holds, and which
             # optimizers stepped, says more.
             chosen[key] = met
+    first: dict[tuple[int, int], Met] = {}
+    for met in program.conflicts.values():
+        first.setdefault((met.entry, id(met.failing.node)), met)
     for met in chosen.values():
+        earlier = first[(met.entry, id(met.failing.node))]
+        if earlier is not met and earlier.why.written is not None and not met.why.by_step:
+            # The call first fails on a tensor written in place under its graph (met in an earlier
+            # iteration): the program stops there, before a freed graph later iterations would reach.
+            continue
         facts.conflicts.append(_conflict(program, met, facts))
     facts.conflicts = _without_guessed_owners(facts.conflicts)
     facts.needless_retains.extend(_needless_retains(program))

@@ -12,14 +12,12 @@ from dataclasses import replace
 
 import libcst as cst
 
-from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.api.torch_tensor import GRADIENT
 from gradguard.analysis.api import (
     FORWARD,
     Computes,
     Fact,
-    Receiver,
     Returns,
     builtin_names,
     declared_facts,
@@ -674,6 +672,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
     def assign(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame,
                statement: cst.CSTNode, source: cst.CSTNode | None) -> None:
         """Bind `value` to an assignment target (names, attributes, subscripts, tuples)."""
+        if value.kind is Kind.MODULE and value.alloc is None and isinstance(source, cst.Call) \
+                and isinstance(target, (cst.Name, cst.Attribute)):
+            # A library module a factory made (`teacher = make_model()`): it lives where it is assigned.
+            value = replace(value, alloc=self.allocation(source, frame))
         if isinstance(target, (cst.Name, cst.Attribute)):
             self.note_reset(target, value, state, frame)
             holder = self.holder_of(target, state, frame)

@@ -369,6 +369,9 @@ class Interpreter(Evaluator):
             self.exec_augassign(small, line, state, frame)
         elif isinstance(small, cst.Return):
             value = self.eval(small.value, state, frame) if small.value is not None else NONE
+            if isinstance(small.value, cst.Attribute) and value.nodes and not value.via:
+                # `return self.feats`: what the caller does with it, it does with that attribute.
+                value = replace(value, via=tuple(self.reads_of([(small.value, value)], state, frame, None)))
             frame.return_values.append(value)
             frame.returns.append(state.copy())
             state.dead = True
@@ -1347,7 +1350,8 @@ class Interpreter(Evaluator):
         if iterable.kind is Kind.DATA:
             return iterable
         if iterable.label is not None and iterable.label.startswith("params:"):
-            return Value(Kind.TENSOR, grad=True, label=iterable.label, parameters_of=iterable.parameters_of)
+            return Value(Kind.TENSOR, iterable.nodes, iterable.top, iterable.grad or bool(iterable.nodes),
+                         label=iterable.label, parameters_of=iterable.parameters_of)
         if isinstance(iterable.ref, Value) and (iterable.ref.kind is Kind.INSTANCE or (
                 iterable.kind is Kind.LIST and iterable.ref.kind in (Kind.TUPLE, Kind.OPTIMIZER, Kind.MODULE))):
             return iterable.ref
