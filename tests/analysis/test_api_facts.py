@@ -632,3 +632,59 @@ def test_the_lint_path_reads_the_facts_without_torch() -> None:
 def test_the_loader_knows_which_signature_labels_carry_a_graph() -> None:
     weights = {label for label in GEN._GRAPH_SHAPES if label.startswith("W")}
     assert torch_ops._GRAPH_ARGUMENTS == (set(GEN._GRAPH_SHAPES) - weights) | {"L[V,V]"}
+
+
+# The arguments a `Writes` fact's call is tried with: how to build it (a module class) and what to
+# call it, or the function's arguments, with the tensor it writes in place.
+WRITTEN_BY = {
+    "torch.nn.Embedding": ((10, 4), (torch.tensor([1, 2]),)),
+    "torch.nn.EmbeddingBag": ((10, 4), (torch.tensor([[1, 2], [3, 4]]),)),
+}
+
+
+def _version_after(fact: Fact, given: bool) -> tuple[int, int]:
+    """The version of the tensor a `Writes` fact names before and after one call, with its `when`
+    keyword given (1.0) or not."""
+    assert fact.writes is not None
+    extra = {fact.writes.when: 1.0} if given and fact.writes.when else {}
+    target = resolve(fact.name)
+    if fact.returns is Returns.MODULE:
+        built, called = WRITTEN_BY[fact.name]
+        module = target(*built, **extra)
+        written = getattr(module, fact.writes.target)
+        before = written._version
+        module(*called)
+        return before, written._version
+    weight = torch.randn(10, 4, requires_grad=True)
+    with torch.no_grad():
+        weight.mul_(3)  # rows past the norm, as the constraint is meant for
+    args = [torch.tensor([[1, 2]]), weight]
+    assert args[fact.writes.target] is weight and fact.writes.keyword == "weight"
+    before = weight._version
+    target(*args, **extra)
+    return before, weight._version
+
+
+def test_writes_facts_are_in_place_writes_in_torch() -> None:
+    """What a `Writes` fact says a call writes in place changes version under it (a graph that kept
+    it fails), only when the `when` keyword is given."""
+    checked = 0
+    for fact in api.hand_facts():
+        if fact.writes is None:
+            continue
+        before, after = _version_after(fact, given=True)
+        assert after > before, fact.name
+        before, after = _version_after(fact, given=False)
+        assert after == before, fact.name
+        checked += 1
+    assert checked >= 4
+
+
+def test_a_copy_of_a_module_has_parameters_of_its_own() -> None:
+    copies = [fact for fact in api.hand_facts() if fact.returns is Returns.COPY]
+    assert copies
+    for fact in copies:
+        original = torch.nn.Linear(2, 2)
+        copied = resolve(fact.name)(original)
+        assert isinstance(copied, torch.nn.Linear) and copied is not original, fact.name
+        assert all(a is not b for a, b in zip(copied.parameters(), original.parameters(), strict=True)), fact.name

@@ -3,8 +3,14 @@ outputs and batched by TensorDataset/DataLoader, forward hooks that store activa
 appending to a list; a pre-hook object keeping its module's inputs; a hook object's bound method
 keeping the last output, read once as a target), `functools.lru_cache` / `cached_property`, the legacy `weight_norm` attribute,
 `parametrize.cached()` around a loop, distributions kept across steps (built from tensors with a
-graph, or from a leaf whose lazily computed `probs` they cache), dict caches, and a
-spiking layer's state reset in place (`self.mem.zero_()` keeps the old graph behind the zeros).
+graph, or from a leaf whose lazily computed `probs` they cache), dict caches, a
+spiking layer's state reset in place (`self.mem.zero_()` keeps the old graph behind the zeros), and
+state written in place: a memory bank refreshed from the embeddings with their graph
+(`memory.index_copy_`), a queue of keys written under a graph that saved it, an EMA teacher whose
+frozen parameters are blended from the student's outside `no_grad` (`t.mul_(m).add_((1 - m) * s)`),
+a target network blended in place between its TD target and the backward, a running-scale buffer
+updated in place from activations (before and after the batch is scaled by it), and an embedding
+with `max_norm`, which renormalises its weight in place while a tied output layer has kept it.
 
 Each program in `library/` is a small training script that runs under real torch:
 
@@ -14,7 +20,10 @@ Each program in `library/` is a small training script that runs under real torch
   runs;
 - `variants/<name>__<rewrite>.py` is the buggy `<name>.py` rewritten mechanically (the loop moved
   into `train(model, loader, opt)` called under `if __name__ == "__main__":`, the `for` loops
-  written as `while` loops, the backward under `if step % 1 == 0:`); it fails at its marked line.
+  written as `while` loops, the backward under `if step % 1 == 0:`); it fails at its marked line;
+- `packages/<name>/` is a program whose stateful class lives in a package beside its `train.py`
+  (the loop in `train(model, ..., loader, optimizer)`), and `packages/fixed_<name>/` its hand fix;
+  each runs as `python train.py` in a copy of its folder.
 
 The analysis must flag exactly the marked lines and nothing in the ok and fixed programs. Where an
 automatic fix is offered, the fixed program must run, be clean, and print what the hand-written
@@ -23,8 +32,13 @@ fixed twin prints. All programs run in one interpreter.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -33,7 +47,7 @@ import pytest
 from gradguard.analysis import analyze
 from gradguard.fixes import choose_fixes, fix_text_round
 from gradguard.model import Diagnostic, Severity
-from tests.fixture_support import run_source_many
+from tests.fixture_support import DOUBLE_BACKWARD_MESSAGE, INPLACE_MESSAGE, run_source_many
 
 LIBRARY = Path(__file__).resolve().parent / "library"
 PROGRAMS = sorted(LIBRARY.glob("*.py"))
@@ -52,6 +66,16 @@ BY_HAND = {
                               "torch.zeros_like(self.mem)`), a method the loop only calls",
     "hook_object_keeps_target": "the targets want the reference forward under `torch.no_grad()` (data built "
                                 "without grad at its source), a fix kind the planner does not offer yet",
+    "ema_teacher_updated_with_grad": "the update belongs under `torch.no_grad()` (a decorator on `update_ema`), "
+                                     "a fix kind the planner does not offer yet",
+    "soft_update_before_backward": "the TD target wants computing under `torch.no_grad()`, or the soft update "
+                                   "moving after the step: neither is a fix kind the planner offers",
+    "running_scale_updated_after_use": "the batch wants scaling by a copy of the buffer (`.clone()`), or the "
+                                       "update moving under `torch.no_grad()` before the scaling",
+    "embedding_max_norm_tied": "the norm constraint wants applying outside the forward (or the tied layer "
+                               "reading a copy of the weight): a change of the model, not of one statement",
+    "feature_queue_enqueued_before_backward": "the queue wants reading through a copy (`self.queue.clone()`) "
+                                              "where the negatives are scored",
 }
 # What the analysis lacks today, by program: strict xfails, each to be dropped when the analysis
 # learns it. OPEN: the finding test (a marked line missed or given another rule, or a finding in a
@@ -59,9 +83,21 @@ BY_HAND = {
 OPEN = {
 }
 OPEN_FIX = {
+    "running_scale_buffer_in_place": "the offered fix detaches the buffer where it is read, so this batch's "
+                                     "statistic written into it still carries grad into the loss; the hand fix "
+                                     "updates it under `torch.no_grad()`, a fix kind the planner does not offer",
 }
 # The carrier each finding names, as the user would say it (the buggy program and its variants).
 CARRIERS = {
+    "ema_teacher_updated_with_grad": "teacher.parameters()",
+    "ema_teacher_in_package": "self.module.parameters()",
+    "embedding_max_norm_tied": "logits",
+    "feature_queue_enqueued_before_backward": "negative",
+    "memory_bank_index_copy": "self.memory",
+    "memory_bank_in_package": "self.memory",
+    "running_scale_buffer_in_place": "self.running_scale",
+    "running_scale_updated_after_use": "self.running_scale",
+    "soft_update_before_backward": "td_target",
     "cached_property_weights": "self.unit_prototypes",
     "distribution_built_once": "posterior",
     "distribution_lazy_probs": "self.gate",
@@ -82,6 +118,8 @@ OPEN_CARRIER = {
                               "not found walking back from the loss: no read on the way is recorded as stale",
 }
 _EXPECT = re.compile(r"#\s*expect:\s*(GG\d{3})")
+# What torch raises where a finding of these rules is (the others: a backward through a freed graph).
+_ERRORS = {"GG011": INPLACE_MESSAGE}
 
 
 def _base(path: Path) -> str:
@@ -151,8 +189,9 @@ def test_the_correct_program_is_not_flagged(path: Path) -> None:
 @pytest.mark.parametrize("path", BUGGY, ids=lambda p: p.stem)
 def test_torch_fails_where_the_finding_is(path: Path, runs: dict) -> None:
     outcome = runs[path.name]
-    assert outcome.is_double_backward, outcome.traceback
-    assert outcome.row == _expected(path)[0][1]
+    code, row = _expected(path)[0]
+    assert outcome.raised(_ERRORS.get(code, DOUBLE_BACKWARD_MESSAGE)), outcome.traceback
+    assert outcome.row == row
 
 
 @pytest.mark.parametrize("path", CLEAN + FIXED, ids=lambda p: p.stem)
@@ -169,3 +208,71 @@ def test_the_offered_fix_runs_like_the_hand_fix(path: Path, runs: dict) -> None:
         assert _errors_in(analyze(_analysis(path)[1], path=str(path))) == []
         twin = runs[_twin(path).name]
         assert twin.ok and runs[key].stdout == twin.stdout
+
+
+# -- programs whose stateful class lives in a package beside the script ----------------------------
+
+PACKAGES = sorted(p for p in (LIBRARY / "packages").iterdir() if p.is_dir() and not p.name.startswith("fixed_"))
+_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<row>\d+)')
+
+
+@dataclass(frozen=True)
+class _Run:
+    """How `python train.py` ended in a copy of a package program's folder."""
+
+    ok: bool
+    stdout: str
+    stderr: str
+    row: int | None  # the innermost frame of the traceback in `train.py`
+
+
+def _run_folder(folder: Path, into: Path, train: str | None = None) -> _Run:
+    copy = into / folder.name
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    if train is not None:
+        (copy / "train.py").write_text(train)
+    done = subprocess.run([sys.executable, "train.py"], cwd=copy, capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"}, check=False)
+    rows = [int(m["row"]) for m in _FRAME.finditer(done.stderr) if Path(m["path"]).resolve() == copy / "train.py"]
+    return _Run(done.returncode == 0, done.stdout, done.stderr, rows[-1] if rows else None)
+
+
+@pytest.fixture(scope="module")
+def package_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, _Run]:
+    runs: dict[str, _Run] = {}
+    for folder in PACKAGES:
+        twin = folder.parent / f"fixed_{folder.name}"
+        runs[folder.name] = _run_folder(folder, tmp_path_factory.mktemp("buggy"))
+        runs[twin.name] = _run_folder(twin, tmp_path_factory.mktemp("fixed"))
+        fixed = _analysis(folder / "train.py")[1]
+        if fixed is not None:
+            runs[f"fix:{folder.name}"] = _run_folder(folder, tmp_path_factory.mktemp("fix"), fixed)
+    return runs
+
+
+@pytest.mark.parametrize("folder", PACKAGES, ids=lambda p: p.name)
+def test_a_package_program_is_flagged_at_its_failing_line_naming_the_carrier(folder: Path) -> None:
+    train = folder / "train.py"
+    expected = _expected(train)
+    assert expected, "a buggy program marks its failing line"
+    assert _analysis(train)[0] == expected
+    found = [d for d in analyze(train.read_text(), path=str(train)) if d.severity is Severity.ERROR]
+    assert all(f"`{CARRIERS[folder.name]}`" in d.message for d in found), [d.message for d in found]
+
+
+@pytest.mark.parametrize("folder", PACKAGES, ids=lambda p: p.name)
+def test_a_package_program_s_hand_fix_is_not_flagged(folder: Path) -> None:
+    assert _analysis(folder.parent / f"fixed_{folder.name}" / "train.py")[0] == []
+
+
+@pytest.mark.parametrize("folder", PACKAGES, ids=lambda p: p.name)
+def test_torch_fails_where_the_package_program_is_flagged_and_its_fix_runs(folder: Path, package_runs: dict) -> None:
+    (code, row), = _expected(folder / "train.py")
+    run = package_runs[folder.name]
+    assert not run.ok and _ERRORS.get(code, DOUBLE_BACKWARD_MESSAGE) in run.stderr, run.stderr
+    assert run.row == row
+    twin = package_runs[f"fixed_{folder.name}"]
+    assert twin.ok, twin.stderr
+    fix = package_runs.get(f"fix:{folder.name}")
+    if fix is not None:
+        assert fix.ok and fix.stdout == twin.stdout, fix.stderr

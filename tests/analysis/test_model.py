@@ -2516,3 +2516,201 @@ def test_a_write_into_a_tensor_s_items_goes_on_with_its_history() -> None:
     carrier = facts.conflicts[0].carrier
     assert carrier is not None and carrier.holder.text == "ema"
     assert not carrier.is_container and carrier.self_update
+
+
+# -- tensors and parameters written in place -----------------------------------------------------------
+
+
+def _messages(source: str, path: str | None = None) -> list[str]:
+    return [f"{d.code} {d.message}" for d in analyze(source, path=path)]
+
+
+def _row(source: str, text: str) -> int:
+    """The first row of `source` holding `text`."""
+    return next(row for row, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+@pytest.mark.parametrize(("write", "found"), [
+    ("bank.index_copy_(0, idx, feats)", True),
+    ("bank.mul_(0.5).add_(feats.mean())", True),
+    ("bank.index_copy_(0, idx, feats.detach())", False),
+    ("bank.data.index_copy_(0, idx, feats)", False),
+])
+def test_an_in_place_write_gives_a_tensor_without_graph_the_graph_it_writes(write: str, found: bool) -> None:
+    """A bank made without grad and written in place from a model's output requires grad from then on,
+    with that graph (and its old history under it): the next step's loss reads it."""
+    source = _program(f"""
+        net = nn.Linear(4, 8)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        bank = torch.zeros(32, 8)
+        for _ in range(4):
+            idx = torch.randint(0, 32, (8,))
+            feats = net(torch.randn(8, 4))
+            loss = F.cross_entropy(feats @ bank.t(), idx)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            {write}
+        """)
+    messages = _messages(source)
+    row = _row(source, "loss.backward()")
+    expected = f"GG003 `bank` carries the previous iteration's graph, which the backward at line {row} freed"
+    assert messages == ([expected] if found else []), messages
+
+
+EMA = """
+    import copy
+
+    student = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+    teacher = copy.deepcopy(student)
+    teacher.requires_grad_(False)
+    opt = torch.optim.SGD(student.parameters(), lr=0.1)
+
+
+    def blend(average, model, decay=0.9):
+        for averaged, param in zip(average.parameters(), model.parameters()):
+            {update}
+
+
+    for _ in range(4):
+        x = torch.randn(8, 4)
+        loss = (student(x) - {target}).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        blend(teacher, student)
+    """
+
+
+@pytest.mark.parametrize(("update", "target", "found"), [
+    ("averaged.mul_(decay).add_((1 - decay) * param)", "teacher(x)", True),
+    ("averaged.mul_(decay).add_(param, alpha=1 - decay)", "teacher(x)", True),
+    ("averaged.copy_(decay * averaged + (1 - decay) * param)", "teacher(x)", True),
+    # The update reads the student's weights detached, or the teacher's output is detached.
+    ("averaged.copy_(decay * averaged + (1 - decay) * param.detach())", "teacher(x)", False),
+    ("averaged.mul_(decay).add_((1 - decay) * param)", "teacher(x).detach()", False),
+    # The copy is a module of its own: what is written into its parameters is not the student's.
+    ("averaged.mul_(decay).add_((1 - decay) * param)", "x.sum(1, keepdim=True)", False),
+    ("with torch.no_grad(): averaged.mul_(decay).add_((1 - decay) * param)", "teacher(x)", False),
+])
+def test_parameters_written_in_place_from_a_graph_reach_the_module_s_later_calls(update: str, target: str,
+                                                                                   found: bool) -> None:
+    """A frozen copy's parameters blended in place from the student's outside `no_grad`: each later
+    call of the copy reads what the blend wrote, whatever the function doing it calls the module."""
+    source = _program(EMA.format(update=update, target=target))
+    messages = _messages(source)
+    expected = ("GG003 `teacher.parameters()` carries the previous iteration's graph, which the backward at line "
+                f"{_row(source, 'loss.backward()')} freed")
+    assert messages == ([expected] if found else []), messages
+
+
+@pytest.mark.parametrize(("use", "write", "found"), [
+    ("y = x * buf", "buf.add_(1.0)", True),
+    ("y = x * buf[:, :3].t().t()", "buf.add_(1.0)", True),  # a view shares the version of its base
+    ("y = x * buf", "buf[0] = 2.0", True),
+    ("y = x + buf", "buf.add_(1.0)", False),  # an addition keeps nothing for its backward
+    ("y = x * buf.clone()", "buf.add_(1.0)", False),
+    ("y = x * buf", "other.add_(1.0)", False),
+])
+def test_a_tensor_written_in_place_under_a_node_that_kept_it_fails_its_backward(use: str, write: str,
+                                                                               found: bool) -> None:
+    """Version counting: a node keeps the operands its backward needs (here `buf`, for the gradient of
+    `x`); written in place before that backward, the backward fails, whether or not under no_grad."""
+    source = _program(f"""
+        net = nn.Linear(3, 3)
+        buf = torch.ones(8, 3)
+        other = torch.ones(8, 3)
+        for _ in range(2):
+            x = net(torch.randn(8, 3))
+            {use}
+            with torch.no_grad():
+                {write}
+            y.sum().backward()
+        """)
+    codes = _codes(source)
+    assert codes == ([(_row(source, "backward()"), "GG011")] if found else []), codes
+
+
+def test_a_module_s_parameters_written_in_place_change_under_the_graph_of_its_calls() -> None:
+    """A target network blended in place between the TD target that went through it and the
+    backward: the target's layers kept their weights, and the finding names the target."""
+    source = _program("""
+        import copy
+
+        q = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+        target_q = copy.deepcopy(q)
+        opt = torch.optim.Adam(q.parameters())
+        for _ in range(3):
+            s, s2, r = torch.randn(8, 4), torch.randn(8, 4), torch.randn(8)
+            td_target = r + 0.99 * target_q(s2).max(1).values
+            loss = F.mse_loss(q(s).max(1).values, td_target)
+            with torch.no_grad():
+                for t, p in zip(target_q.parameters(), q.parameters()):
+                    t.mul_(0.95).add_(0.05 * p)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """)
+    facts = facts_for(source)
+    assert facts is not None and [c.cause.name for c in facts.conflicts] == ["STEPPED"]
+    conflict = facts.conflicts[0]
+    assert conflict.carrier is not None and conflict.carrier.holder.text == "td_target"
+    assert facts.code(conflict.freed_by.node) == "t.mul_(0.95)"
+
+
+@pytest.mark.parametrize(("max_norm", "found"), [("max_norm=1.0", True), ("max_norm=None", False), ("", False)])
+def test_an_embedding_with_max_norm_writes_its_weight_in_place_under_a_tied_layer(max_norm: str,
+                                                                                  found: bool) -> None:
+    """The facts: an Embedding built with `max_norm` renormalises the rows it looks up of `weight` in
+    place, in its forward; a layer tied to that weight (or a product read from it) kept it first."""
+    source = _program(f"""
+        class Decoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 4, {max_norm})
+                self.out = nn.Linear(4, 10, bias=False)
+                self.out.weight = self.embed.weight
+
+            def forward(self, tokens):
+                logits = []
+                for t in range(tokens.shape[1]):
+                    logits.append(self.out(torch.tanh(self.embed(tokens[:, t]))))
+                return torch.stack(logits, 1)
+
+
+        model = Decoder()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        tokens = torch.randint(0, 10, (2, 5))
+        loss = F.cross_entropy(model(tokens).flatten(0, 1), tokens.flatten())
+        loss.backward()
+        opt.step()
+        """)
+    assert _codes(source) == ([(_row(source, "loss.backward()"), "GG011")] if found else [])
+
+
+def test_a_write_met_first_is_the_error_the_program_stops_at() -> None:
+    """A buffer scaled by, then updated in place from activations with grad: the first backward fails
+    on the write (in-place), so the freed graph later iterations would reach is no second finding."""
+    source = _program("""
+        class Scale(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("scale", torch.ones(1))
+
+            def forward(self, x):
+                out = x / self.scale
+                self.scale.mul_(0.9).add_(0.1 * x.abs().mean())
+                return out
+
+
+        net, scale = nn.Linear(4, 4), Scale()
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        for _ in range(3):
+            loss = scale(net(torch.randn(8, 4))).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """)
+    expected = ("GG011 `loss` goes through `self.scale`'s graph, but the optimizer step at line "
+                f"{_row(source, 'self.scale.mul_')} has since changed in place the parameters that graph saved")
+    assert _messages(source) == [expected]

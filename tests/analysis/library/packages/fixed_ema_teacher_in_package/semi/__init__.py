@@ -1,0 +1,1 @@
+"""Semi-supervised training helpers."""
