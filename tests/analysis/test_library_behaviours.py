@@ -68,6 +68,8 @@ BY_HAND = {
                                 "without grad at its source), a fix kind the planner does not offer yet",
     "ema_teacher_updated_with_grad": "the update belongs under `torch.no_grad()` (a decorator on `update_ema`), "
                                      "a fix kind the planner does not offer yet",
+    "polyak_update_with_grad": "the update belongs under `torch.no_grad()` (a decorator on `polyak`), a fix "
+                               "kind the planner does not offer yet",
     "soft_update_before_backward": "the TD target wants computing under `torch.no_grad()`, or the soft update "
                                    "moving after the step: neither is a fix kind the planner offers",
     "running_scale_updated_after_use": "the batch wants scaling by a copy of the buffer (`.clone()`), or the "
@@ -97,6 +99,7 @@ CARRIERS = {
     "memory_bank_in_package": "self.memory",
     "running_scale_buffer_in_place": "self.running_scale",
     "running_scale_updated_after_use": "self.running_scale",
+    "polyak_update_with_grad": "critic_target.parameters()",
     "soft_update_before_backward": "td_target",
     "cached_property_weights": "self.unit_prototypes",
     "distribution_built_once": "posterior",
