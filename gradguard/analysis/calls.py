@@ -943,7 +943,8 @@ class CallEvaluation:
             written = not state.no_grad and any(requires_grad(v) for _, v in operands[1:])
             if receiver.nodes or receiver.grad:
                 # Still the same tensor: one of a module's parameters stays one (`p.mul_(m).add_(x)`).
-                updated = replace(self.derive(call, operands, state, frame), parameters_of=receiver.parameters_of)
+                updated = replace(self.derive(call, operands, state, frame, in_place=True),
+                                  parameters_of=receiver.parameters_of)
                 state.replace_everywhere(receiver, updated)
                 if written and receiver.parameters_of is not None:
                     self.write_parameters(receiver.parameters_of, updated, state, frame)
@@ -985,7 +986,7 @@ class CallEvaluation:
                        state: State, frame: Frame) -> Value:
         """An in-place op writes what its operands carry into its receiver: every name of that tensor,
         and the place it was read from, hold the result (an in-place op returns its receiver)."""
-        updated = self.derive(call, operands, state, frame)
+        updated = self.derive(call, operands, state, frame, in_place=True)
         state.replace_everywhere(receiver, updated)
         statement = self.statement(frame)
         if statement is not None and isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):

@@ -628,7 +628,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 state.defs[index][name] = state.defs[index].get(name, frozenset()) | {statement}
                 self.invalidate(state, name=name)
                 return
-        self.assign(target, value, state, frame, statement, None)
+        self.assign(target, value, state, frame, statement, None, rebinds=False)
 
     def forget(self, name: str, state: State, frame: Frame) -> None:
         """A name now means something the model does not follow (an import, a `del`)."""
@@ -670,8 +670,14 @@ class Evaluator(CallEvaluation, AutogradEvents):
     # -- assignment ------------------------------------------------------------------------
 
     def assign(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame,
-               statement: cst.CSTNode, source: cst.CSTNode | None) -> None:
-        """Bind `value` to an assignment target (names, attributes, subscripts, tuples)."""
+               statement: cst.CSTNode, source: cst.CSTNode | None, *, rebinds: bool = True) -> None:
+        """Bind `value` to an assignment target (names, attributes, subscripts, tuples); `rebinds`
+        False for a tensor changed in place (`store_in_place`): still the same tensor."""
+        if rebinds and self.saved_by and isinstance(target, (cst.Name, cst.Attribute)):
+            # Another tensor now: what nodes kept of the one it held is no longer written through it.
+            holder = self.holder_of(target, state, frame)
+            if holder is not None:
+                self.saved_by.pop(scoped_key(holder, frame), None)
         if value.kind is Kind.MODULE and value.alloc is None and isinstance(source, cst.Call) \
                 and isinstance(target, (cst.Name, cst.Attribute)):
             # A library module a factory made (`teacher = make_model()`): it lives where it is assigned.
@@ -712,7 +718,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     part = value.ref  # `states, actions = zip(*batch)`: each a tuple of the items' parts
                 else:
                     part = Value(Kind.UNKNOWN, value.nodes, value.top, value.grad, via=value.via)
-                self.assign(inner, part, state, frame, statement, source)
+                self.assign(inner, part, state, frame, statement, source, rebinds=rebinds)
         elif isinstance(target, cst.Attribute):
             owner = self.eval(target.value, state, frame)
             self.invalidate(state, text=dotted(target))
@@ -774,7 +780,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 # `self.ema[idx] = ...` writes into the tensor in place: its history goes on, joined
                 # with what is written (a tensor, not a list of what was stored).
                 if value.nodes or container.nodes:
-                    written = self.derive(target, [(target.value, container), (None, value)], state, frame)
+                    written = self.derive(target, [(target.value, container), (None, value)], state, frame,
+                                          in_place=True)
                     self.store_in_place(target.value, written, state, frame, statement)
                 return
             index = target.slice[0].slice.value if len(target.slice) == 1 \
@@ -800,7 +807,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 updated = self.container_add(container, value)
             self.store_in_place(target.value, updated, state, frame, statement)
         elif isinstance(target, cst.StarredElement):
-            self.assign(target.value, value, state, frame, statement, source)
+            self.assign(target.value, value, state, frame, statement, source, rebinds=rebinds)
 
     def each_key(self, name: str, frame: Frame) -> str | None:
         """The key of the entries `d[name] = v` writes when `name` runs over the same fixed items in
@@ -1254,8 +1261,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         return label
 
     def derive(self, node: cst.CSTNode, operands: Args, state: State, frame: Frame,
-               source: bool = False, consumer: str | None = None) -> Value:
-        """The result of an operation on `operands`: a new graph node if any of them requires grad."""
+               source: bool = False, consumer: str | None = None, in_place: bool = False) -> Value:
+        """The result of an operation on `operands`: a new graph node if any of them requires grad.
+        `in_place`: the op writes into its first operand (whose old value its node does not keep)."""
         # A list of parameters handed to a function (an optimizer, clip_grad_norm_) is no graph.
         needs_grad = source or any(v.nodes or (v.grad and v.kind not in _CONTAINERS) for _, v in operands)
         if state.no_grad or not needs_grad:
@@ -1287,7 +1295,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             operands = [(expr, rename(value, site)) for expr, value in operands]
         state.epochs[site] = epoch + 1
         if saves:
-            self.note_saved(operands, site, source, state, frame)
+            self.note_saved(operands[1:] if in_place else operands, site, source, state, frame)
         current = node_id(site)
         inputs = frozenset().union(*(v.nodes for _, v in operands))
         if not source and inputs and all(n // GENERATIONS in self.unsure for n in inputs):

@@ -2714,3 +2714,37 @@ def test_a_write_met_first_is_the_error_the_program_stops_at() -> None:
     expected = ("GG011 `loss` goes through `self.scale`'s graph, but the optimizer step at line "
                 f"{_row(source, 'self.scale.mul_')} has since changed in place the parameters that graph saved")
     assert _messages(source) == [expected]
+
+
+def test_writes_into_a_tensor_its_own_writes_kept_nothing_of_and_a_rebound_name_are_no_change() -> None:
+    """From spiking-network code (norse, snntorch) that is correct: a buffer of per-step outputs filled
+    item by item (`voltages[t] = v`: each write's node keeps no earlier value of `voltages`), and a mask
+    made anew at each call before it is written (`mask = zeros_like(x); mask[i, j] = 1`): the tensor an
+    earlier call's product kept is another one."""
+    source = _program("""
+        class Readout(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+
+            def winner(self, v):
+                mask = torch.zeros_like(v)
+                mask[torch.arange(v.shape[0]), v.argmax(1)] = 1
+                return v * mask
+
+            def forward(self, x):
+                voltages = torch.zeros(x.shape[0], x.shape[1], 3)
+                for t in range(x.shape[0]):
+                    voltages[t, :, :] = self.winner(self.fc(x[t]))
+                return voltages.max(0).values
+
+
+        model = Readout()
+        opt = torch.optim.Adam(model.parameters())
+        for _ in range(3):
+            loss = F.cross_entropy(model(torch.randn(5, 8, 4)), torch.randint(0, 3, (8,)))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        """)
+    assert _codes(source) == []
