@@ -151,9 +151,11 @@ class CallEvaluation:
         kwargs: dict[str, Value] = {}
         start = len(self.renamed)
         marks: dict[int, int] = {}  # id of an argument's expression -> the aging log when it was read
+        slots: list[str | None] = []
         for arg in call.args:
             value = self.eval(arg.value, state, frame)
             marks[id(arg.value)] = len(self.renamed)
+            slots.append(self.hold(value, state))
             if arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
                 args_entry = None
@@ -163,6 +165,8 @@ class CallEvaluation:
                 args.append(args_entry)
             elif arg.star:
                 kwargs[f"*{len(kwargs)}"] = value
+        for slot in slots:
+            self.unhold(slot, UNKNOWN, len(self.renamed), state)
         if len(self.renamed) != start:
             # The arguments evaluated first, as the later ones left the state.
             args = [(expr, self.refresh(value, marks[id(expr)], state)) for expr, value in args]
@@ -748,6 +752,10 @@ class CallEvaluation:
             fact = api.method(method, Receiver.MODULE)
             if fact is not None and fact.sets_requires_grad:
                 self._set_requires_grad(call, receiver, label, state, frame)
+            if fact is not None and fact.training is not None and receiver.kind is Kind.INSTANCE:
+                mode = self._literal_positional(call, default=True) if fact.training else False
+                if mode is not None:
+                    self.set_training(receiver, mode, state)
             return receiver
         if method in K.SUBMODULE_METHODS and own is None and receiver.kind is Kind.INSTANCE \
                 and isinstance(receiver.ref, ClassInfo):
@@ -784,6 +792,8 @@ class CallEvaluation:
                 if isinstance(name_node, cst.SimpleString) and len(args) > 1:
                     stored = (cut(args[1][1]) if module_fact.registers is Returns.BUFFERS
                               else Value(Kind.TENSOR, grad=True))
+                    if stored.kind is Kind.UNKNOWN:
+                        stored = Value(Kind.TENSOR)  # a buffer is a tensor, whatever made it
                     key = (heap_owner(receiver), name_node.evaluated_value)
                     self.touch(key)
                     state.heap[key] = stored
@@ -1089,6 +1099,9 @@ def viewed_base(expr: cst.BaseExpression) -> cst.BaseExpression:
             if fact is None or not (fact.returns is Returns.VIEW or fact.inplace):
                 return expr
             expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and (fact := api.method(expr.attr.value, Receiver.TENSOR)) is not None \
+                and fact.returns is Returns.VIEW:
+            expr = expr.value  # `w.T`
         elif isinstance(expr, cst.Subscript) and all(
                 isinstance(e.slice, cst.Slice) or (isinstance(e.slice, cst.Index) and isinstance(
                     e.slice.value, (cst.Integer, cst.Ellipsis))) for e in expr.slice):

@@ -301,11 +301,11 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                 return True
         return False
 
-    chosen = _best_boundary(boundary, reinitialised, failing)
-    if chosen is not None and why.stepped and not _state_like(outermost(chosen.read)):
+    chosen = _best_boundary(boundary, reinitialised, failing, program.grown_holders)
+    if chosen is not None and why.stepped and not _state_like(outermost(chosen.read), program.grown_holders):
         # Of the values of one forward the later loss reads (`recon, mu, logvar = vae(x)`), the one
         # that went into a module stepped in between (`critic(recon)`) is what the two losses share.
-        chosen = next((b for b in boundary if not _state_like(outermost(b.read))
+        chosen = next((b for b in boundary if not _state_like(outermost(b.read), program.grown_holders)
                        and _fed_stepped(program, freed_by, outermost(b.read), why.stepped)), chosen)
     read = outermost(chosen.read) if chosen is not None else None
     if why.by_step and chosen is not None and chosen.via is not None \
@@ -330,7 +330,8 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                           sampled=read.shape == "container" and any(
                               _picked_from(program, outermost(r)) for r in (*reads, *first_reads)),
                           maybe_none=read.maybe_none or read.holder.key in program.none_assigned,
-                          self_update=any(u for u, _ in updates), augmented=any(a for _, a in updates),
+                          self_update=any(u for u, _ in updates) or read.holder.key in program.grown_holders,
+                          augmented=any(a for _, a in updates),
                           fed=tuple(fed_reads(program.call_reads.get(freed_by, ()), first_reads, why.stepped,
                                               program.weighted)),
                           settled=_settled(program, (read, *first_reads), why.stepped,
@@ -422,8 +423,11 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                     grads_read=why.grads_read and not why.stepped)
 
 
-def _state_like(read: Read) -> bool:
-    return read.shape == "container" or any(_self_update(d, read.holder.text)[0] for d in read.defs)
+def _state_like(read: Read, grown: frozenset[tuple[str, ...]] | set[tuple[str, ...]] = frozenset()) -> bool:
+    """Kept across iterations: a container, a holder updated from itself, or a tensor that in-place
+    writes from a graph keep growing (`grown`: a memory bank written item by item)."""
+    return read.shape == "container" or read.holder.key in grown \
+        or any(_self_update(d, read.holder.text)[0] for d in read.defs)
 
 
 def _fed_stepped(program: Program, freed_by: CallInfo, read: Read, stepped: frozenset[str]) -> bool:
@@ -435,7 +439,8 @@ def _fed_stepped(program: Program, freed_by: CallInfo, read: Read, stepped: froz
 
 
 def _best_boundary(boundary: list[Boundary], reinitialised: Callable[[Read], bool] | None = None,
-                   failing: CallInfo | None = None) -> Boundary | None:
+                   failing: CallInfo | None = None,
+                   grown: frozenset[tuple[str, ...]] | set[tuple[str, ...]] = frozenset()) -> Boundary | None:
     """The carrier to name: a state variable or a container kept across iterations if one of the
     stale values came through one (one the loop does not set afresh each iteration first), else the
     first stale value met walking back from the root."""
@@ -444,7 +449,7 @@ def _best_boundary(boundary: list[Boundary], reinitialised: Callable[[Read], boo
     fallback: Boundary | None = None
     for found in boundary:
         read = outermost(found.read)
-        if _state_like(read):
+        if _state_like(read, grown):
             if reinitialised is None or not reinitialised(read):
                 return found
             fallback = fallback or found
@@ -457,7 +462,7 @@ def _best_boundary(boundary: list[Boundary], reinitialised: Callable[[Read], boo
             holder = outermost(read)
             lasting = holder.holder.kind == "attribute" or (
                 failing is not None and getattr(holder.function, "qualname", "<module>") == failing.function)
-            if lasting and _state_like(holder) and (reinitialised is None or not reinitialised(holder)):
+            if lasting and _state_like(holder, grown) and (reinitialised is None or not reinitialised(holder)):
                 return replace(found, read=read)
     return fallback or boundary[0]
 

@@ -16,6 +16,7 @@ from gradguard.analysis import knowledge as K
 from gradguard.analysis.api.torch_tensor import GRADIENT
 from gradguard.analysis.api import (
     FORWARD,
+    TRAINING,
     Computes,
     Fact,
     Returns,
@@ -142,6 +143,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # Modules (by their holder's key) whose parameters were set to another tensor (tied
         # weights): the keys of the places that tensor is held.
         self.tied: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
+        # The other places of a tensor held at several (tied weights), by the key of each place.
+        self.aliases: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
         self.frozen: set[str] = set()
         self.none_assigned: set[tuple[str, ...]] = set()
         # For each holder, what the items of every list assigned to it anywhere are (`Value.items`):
@@ -233,6 +236,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # The graphs in-place writes gave the parameters of the objects whose forward is running
         # (`CallEvaluation.parameter_graphs`), outermost first.
         self.parameters_in_use: list[Value] = []
+        # How many values `hold` has kept (each under a slot of its own).
+        self.pending = 0
         # The project modules imported code comes from (`project.py`), as they are read.
         self.project: Project | None = None
         self.loaded_modules: set[ModuleInfo] = set()
@@ -577,6 +582,25 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 chains_overlap(read, a) for read in reads for a in assigned)
         return found
 
+    def hold(self, value: Value, state: State) -> str | None:
+        """Keep a graph value computed but not yet used (the left operand while the right one runs,
+        `model(a) + model(b)`) where the state sees it: its nodes are alive until it is used."""
+        if not value.nodes:
+            return None
+        self.pending += 1
+        slot = f"{PENDING}{self.pending}"
+        state.frames[-1][slot] = value
+        return slot
+
+    def unhold(self, slot: str | None, value: Value, mark: int, state: State) -> Value:
+        """The value `hold` kept, as the code run since left it (aged where its sites ran again)."""
+        if slot is not None:
+            for frame_values in reversed(state.frames):
+                if slot in frame_values:
+                    frame_values.pop(slot)
+                    break
+        return self.refresh(value, mark, state)
+
     def refresh(self, value: Value, mark: int, state: State) -> Value:
         """`value`, read before the code since `mark` ran (an operand, a receiver, an earlier
         argument), with the node ids it holds aged as that code aged them in the state: in
@@ -757,10 +781,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 if value.nodes:
                     self.escaped.update(value.nodes)
                 if isinstance(source, (cst.Name, cst.Attribute)) and owner.kind is Kind.MODULE:
-                    # `self.out.weight = self.embed.weight`: the module's parameter is that tensor.
-                    module, tensor = self.holder_of(target.value, state, frame), self.holder_of(source, state, frame)
-                    if module is not None and tensor is not None:
-                        self.tied.setdefault(scoped_key(module, frame), set()).add(scoped_key(tensor, frame))
+                    self.tie(target, source, state, frame)
                 text = dotted(target)
                 if text is not None and opaque_object(owner) and _kept_on_an_object(value):
                     # Data kept on an object whose class is not seen (`policy.saved_log_probs`,
@@ -783,6 +804,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     written = self.derive(target, [(target.value, container), (None, value)], state, frame,
                                           in_place=True)
                     self.store_in_place(target.value, written, state, frame, statement)
+                    if holder is not None and value.nodes and not state.no_grad:
+                        self.grown_holders.add(holder.key)
                 return
             index = target.slice[0].slice.value if len(target.slice) == 1 \
                 and isinstance(target.slice[0].slice, cst.Index) else None
@@ -894,8 +917,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         if isinstance(expr, cst.BinaryOperation):
             left = self.eval(expr.left, state, frame)
             mark = len(self.renamed)
+            slot = self.hold(left, state)
             right = self.eval(expr.right, state, frame)
-            left = self.refresh(left, mark, state)
+            left = self.unhold(slot, left, mark, state)
             if left.kind in (Kind.LIST, Kind.TUPLE) and isinstance(expr.operator, cst.Add):
                 return self.container_add(left, right)
             if isinstance(expr.operator, cst.Multiply) and Kind.LIST in (left.kind, right.kind):
@@ -1145,7 +1169,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 return Value(Kind.FUNCTION, ref=method, label=dotted(expr), bound=owner)
             if name in K.MODULE_METHODS:
                 return Value(Kind.FUNCTION, label=dotted(expr))
-            if owner.ref.is_module and name not in ("training",):
+            if owner.ref.is_module and name != TRAINING:
                 role = self.attribute_roles(owner.ref).get(name)
                 if role is not None:
                     # Set where this path did not go (`self.optim` in `compile()`): what it is used as.
@@ -1340,6 +1364,22 @@ class Evaluator(CallEvaluation, AutogradEvents):
         for held in ([key] if key is not None else []) + self.modules_running:
             self.saved_by.setdefault(held, set()).add((site, count))
 
+    def tie(self, target: cst.Attribute, source: cst.BaseExpression, state: State, frame: Frame) -> None:
+        """`self.out.weight = self.embed.weight` (tied weights): one tensor, held at both places. Each
+        module's calls keep it, and a write through either place changes it."""
+        module, mine, theirs = (self.holder_of(target.value, state, frame), self.holder_of(target, state, frame),
+                                self.holder_of(source, state, frame))
+        if module is None or mine is None or theirs is None:
+            return
+        shared = {scoped_key(mine, frame), scoped_key(theirs, frame)}
+        self.tied.setdefault(scoped_key(module, frame), set()).update(shared)
+        if isinstance(source, cst.Attribute):
+            other = self.holder_of(source.value, state, frame)
+            if other is not None:
+                self.tied.setdefault(scoped_key(other, frame), set()).update(shared)
+        for key in shared:
+            self.aliases.setdefault(key, set()).update(shared - {key})
+
     def note_saved_tied(self, call: cst.Call, state: State, frame: Frame) -> None:
         """A module call keeps its weights: those set to another module's tensor (`self.out.weight =
         self.embed.weight`, tied weights) are that tensor."""
@@ -1352,11 +1392,25 @@ class Evaluator(CallEvaluation, AutogradEvents):
             for key in tied:
                 self.saved_by.setdefault(key, set()).add((site, state.epochs.get(site, 0)))
 
+    def set_training(self, module: Value, mode: bool, state: State) -> None:
+        """A project module (and every project module below it) is in training mode or not from here:
+        what its code tests as `self.training` (`TRAINING`) is decided on this path."""
+        for held in [module, *(self.submodules_of(module, state, deep=True).elems or ())]:
+            if held.kind is not Kind.INSTANCE or not isinstance(held.ref, ClassInfo) or not held.ref.is_module:
+                continue
+            owner = heap_owner(held)
+            self.invalidate(state, heap=(owner, TRAINING))
+            self.touch((f"{FLAG}{owner}", TRAINING))
+            state.heap[(f"{FLAG}{owner}", TRAINING)] = TRUE_FLAG if mode else FALSE_FLAG  # type: ignore[index]
+
     def modified_in_place(self, holder: Holder, call: cst.CSTNode, state: State, frame: Frame) -> None:
         """The tensor held at `key` is written in place by `call` (its version changes): the nodes
         still alive that kept it for their backward fail when a backward reaches them
         ("modified by an inplace operation"), as after an optimizer step (`Freed.by_step`)."""
-        marks = self.saved_by.get(scoped_key(holder, frame))
+        key = scoped_key(holder, frame)
+        marks = set(self.saved_by.get(key, ()))
+        for alias in self.aliases.get(key, ()):
+            marks |= self.saved_by.get(alias, set())
         if not marks or state.dead:
             return
         held = state.held_nodes()
@@ -1652,6 +1706,8 @@ def _self_assignments(node: cst.CSTNode) -> set[str]:
 # Heap entries `(FLAG + class key, attribute)`: an attribute set to a literal True or False (or to a
 # name the path knows to be one), as a scalar labelled with it.
 FLAG = "<flag>:"
+# The frame entries of values computed and not yet used (`Evaluator.hold`): never a name of the code.
+PENDING = "<pending>"
 TRUE_FLAG = Value(Kind.SCALAR, label="True")
 FALSE_FLAG = Value(Kind.SCALAR, label="False")
 NOT_A_FLAG = Value(Kind.SCALAR)

@@ -19,7 +19,7 @@ import libcst as cst
 
 from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.api import Cache
+from gradguard.analysis.api import TRAINING, Cache
 from gradguard.analysis.conditions import (
     EQUALITY,
     MAX_PARTS,
@@ -1277,6 +1277,11 @@ class Interpreter(Evaluator):
                     label: str | None) -> Value:
         """`Cls(...)`: a new abstract instance, with `__init__` run on it."""
         instance = Value(Kind.INSTANCE, ref=info, label=label, alloc=self.allocation(call, frame))
+        if info.is_module:
+            # A module starts in training mode (`torch.nn.Module.__init__`).
+            owner = heap_owner(instance)
+            self.touch((f"{FLAG}{owner}", TRAINING))
+            state.heap[(f"{FLAG}{owner}", TRAINING)] = TRUE_FLAG  # type: ignore[index]
         for method in info.methods.values():
             # A new object starts with empty caches (memos are kept per class, not per object).
             if method.memoised:

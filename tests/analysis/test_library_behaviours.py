@@ -47,7 +47,11 @@ import pytest
 from gradguard.analysis import analyze
 from gradguard.fixes import choose_fixes, fix_text_round
 from gradguard.model import Diagnostic, Severity
-from tests.fixture_support import DOUBLE_BACKWARD_MESSAGE, INPLACE_MESSAGE, run_source_many
+from tests.fixture_support import (
+    DOUBLE_BACKWARD_MESSAGE,
+    INPLACE_MESSAGE,
+    run_source_many,
+)
 
 LIBRARY = Path(__file__).resolve().parent / "library"
 PROGRAMS = sorted(LIBRARY.glob("*.py"))
@@ -94,11 +98,14 @@ CARRIERS = {
     "ema_teacher_updated_with_grad": "teacher.parameters()",
     "ema_teacher_in_package": "self.module.parameters()",
     "embedding_max_norm_tied": "logits",
+    "embedding_max_norm_tied_head": "self.wte.weight",
     "feature_queue_enqueued_before_backward": "negative",
     "memory_bank_index_copy": "self.memory",
     "memory_bank_in_package": "self.memory",
+    "nce_memory_updated_in_forward": "self.memory",
     "running_scale_buffer_in_place": "self.running_scale",
     "running_scale_updated_after_use": "self.running_scale",
+    "running_scale_two_views_in_package": "z1",
     "polyak_update_with_grad": "critic_target.parameters()",
     "soft_update_before_backward": "td_target",
     "cached_property_weights": "self.unit_prototypes",

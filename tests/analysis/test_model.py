@@ -2748,3 +2748,112 @@ def test_writes_into_a_tensor_its_own_writes_kept_nothing_of_and_a_rebound_name_
             opt.step()
         """)
     assert _codes(source) == []
+
+
+TWO_VIEWS = """
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", torch.ones(1))
+
+        def forward(self, x):
+            if self.training:
+                self.scale.mul_(0.9).add_(0.1 * x.detach().abs().mean())
+            return x / self.scale
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.scale = nn.Linear(4, 4), Scale()
+
+        def forward(self, x):
+            return self.scale(self.fc(x))
+
+
+    def train(net, loader, opt):
+        for x in loader:
+            {mode}
+            loss = (net(x) * net(x + 1)).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+
+    net = {build}
+    train(net, [torch.randn(8, 4) for _ in range(3)], torch.optim.SGD(net.parameters(), lr=0.1))
+    """
+
+
+@pytest.mark.parametrize(("mode", "build", "found"), [
+    ("pass", "Net()", True),  # a module is in training mode from construction
+    ("net.train()", "Net()", True),
+    ("net.eval()", "Net()", False),  # `eval()` reaches the layers below it
+    ("net.train(False)", "Net()", False),
+    ("pass", "Net().eval()", False),
+])
+def test_a_module_s_training_mode_decides_what_its_code_runs(mode: str, build: str, found: bool) -> None:
+    """`if self.training:` in a module's forward runs as the module's mode says: a buffer updated in
+    place in training mode, called for two views before one backward, changes under the first view's
+    graph; in eval mode it is not updated."""
+    source = _program(TWO_VIEWS.format(mode=mode, build=build))
+    assert _codes(source) == ([(_row(source, "loss.backward()"), "GG011")] if found else [])
+
+
+@pytest.mark.parametrize("head", ["self.head(h)", "h @ self.embed.weight.T", "F.linear(h, self.embed.weight)"])
+@pytest.mark.parametrize("tie", ["self.head.weight = self.embed.weight", "self.embed.weight = self.head.weight"])
+def test_a_weight_tied_either_way_or_read_through_a_view_is_one_tensor(head: str, tie: str) -> None:
+    """Two calls of a model in one expression (`model(a) + model(b)`): the second call's embedding
+    renormalises the weight the first call's head kept (the first result is alive, though no name
+    holds it yet), whichever way the weights were tied and however the head reads the weight."""
+    source = _program(f"""
+        class LM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = nn.Linear(4, 10, bias=False)
+                self.embed = nn.Embedding(10, 4, max_norm=1.0)
+                {tie}
+
+            def forward(self, idx):
+                h = torch.tanh(self.embed(idx))
+                return {head}
+
+
+        model = LM()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        a, b = torch.randint(0, 10, (2, 5)), torch.randint(0, 10, (2, 5))
+        loss = F.cross_entropy(model(a).flatten(0, 1), b.flatten()) + F.cross_entropy(model(b).flatten(0, 1), a.flatten())
+        loss.backward()
+        opt.step()
+        """)
+    assert _codes(source) == [(_row(source, "loss.backward()"), "GG011")]
+
+
+def test_a_registered_buffer_is_a_tensor_its_item_writes_grow() -> None:
+    """`register_buffer("memory", F.normalize(...))` holds a tensor (whatever the model knows of what
+    made it): items written into it from a graph are its history, and the finding names it."""
+    source = _program("""
+        class Bank(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("memory", F.normalize(torch.randn(32, 4), dim=1))
+
+            def forward(self, feats):
+                return feats @ self.memory.t()
+
+
+        net, bank = nn.Linear(6, 4), Bank()
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        for _ in range(3):
+            idx = torch.randint(0, 32, (8,))
+            feats = net(torch.randn(8, 6))
+            loss = F.cross_entropy(bank(feats), idx)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            bank.memory[idx] = 0.5 * bank.memory[idx] + 0.5 * feats
+        """)
+    facts = facts_for(source)
+    assert facts is not None and [c.cause.name for c in facts.conflicts] == ["LOOP_CARRIED"]
+    carrier = facts.conflicts[0].carrier
+    assert carrier is not None and carrier.holder.text == "self.memory" and carrier.self_update

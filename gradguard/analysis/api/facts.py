@@ -204,6 +204,9 @@ class Fact:
     hands_back: tuple[str, ...] = ()
     updates_weights: bool = False  # an optimizer's update: the weights change in place
     writes: Writes | None = None  # a tensor the call (for a module class, its forward) writes in place
+    # A module's `train(mode=True)` (True: to its first argument, True when none) or `eval()` (False):
+    # the module and every module below it are in that mode afterwards (see `nn.TRAINING`).
+    training: bool | None = None
     resets_grads: bool = False  # an optimizer's `zero_grad`: with its update, the receiver is an optimizer
     source: str = "hand"  # "hand", "torch" (generated from the installed torch) or "config"
 

@@ -17,6 +17,9 @@ M = Receiver.MODULE
 
 # The method a module's call runs (`model(x)` is `model.forward(x)`, hooks around it).
 FORWARD = "forward"
+# The attribute a module's code tests for its mode (`if self.training:`): True from construction,
+# as `train()` and `eval()` set it on the module and every module below it.
+TRAINING = "training"
 
 # Any other class of torch.nn is a module (`torch.nn.Conv2d`, `torch.nn.TransformerEncoderLayer`).
 FAMILIES: tuple[Family, ...] = (Family("torch.nn.", Returns.MODULE),)
@@ -55,7 +58,9 @@ FACTS: tuple[Fact, ...] = (
     *facts(("parameters", "named_parameters"), M, returns=Returns.PARAMETERS, evidence=True),
     Fact("buffers", M, returns=Returns.BUFFERS, evidence=True),
     Fact("named_buffers", M, returns=Returns.BUFFERS),
-    *facts(("train", "eval", "half", "apply"), M, returns=Returns.RECEIVER, evidence=True),
+    Fact("train", M, returns=Returns.RECEIVER, evidence=True, training=True),
+    Fact("eval", M, returns=Returns.RECEIVER, evidence=True, training=False),
+    *facts(("half", "apply"), M, returns=Returns.RECEIVER, evidence=True),
     *facts(("zero_grad", "load_state_dict"), M, returns=Returns.NONE, evidence=True),
     Fact("state_dict", M, returns=Returns.DATA, evidence=True),
     Fact("named_modules", M, returns=Returns.DATA, evidence=True, submodules="all", named=True),

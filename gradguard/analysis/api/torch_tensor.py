@@ -63,6 +63,8 @@ FACTS: tuple[Fact, ...] = (
     *facts(("view", "view_as", "reshape", "reshape_as", "unflatten", "squeeze", "unsqueeze",
             "permute", "transpose", "t", "expand", "expand_as", "chunk", "split", "narrow", "movedim", "unbind",
             "__getitem__"), T, returns=Returns.VIEW, saves=False),
+    # Attributes that are views of the tensor (`w.T`): a write into `w` changes them.
+    *facts(("T", "mT", "H", "mH"), T, returns=Returns.VIEW),
     # flatten, contiguous: a view when the layout allows, else a copy.
     *facts(("flatten", "contiguous", "repeat", "to", "float", "double", "half", "bfloat16", "cuda", "cpu", "type", "type_as",
             "clone", "sum", "mean", "add", "sub", "neg"), T, returns=Returns.DERIVED, saves=False),

@@ -1,0 +1,1 @@
+"""Self-supervised encoders."""
