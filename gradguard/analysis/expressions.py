@@ -801,7 +801,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 # `self.ema[idx] = ...` writes into the tensor in place: its history goes on, joined
                 # with what is written (a tensor, not a list of what was stored).
                 if value.nodes or container.nodes:
-                    written = self.derive(target, [(target.value, container), (None, value)], state, frame,
+                    # What is written, read where the statement names it (`self.bank[idx] = feats`).
+                    written_expr = source if isinstance(source, cst.BaseExpression) else None
+                    written = self.derive(target, [(target.value, container), (written_expr, value)], state, frame,
                                           in_place=True)
                     self.store_in_place(target.value, written, state, frame, statement)
                     if holder is not None and value.nodes and not state.no_grad:
@@ -946,10 +948,17 @@ class Evaluator(CallEvaluation, AutogradEvents):
             kind = Kind.TUPLE if isinstance(expr, cst.Tuple) else Kind.LIST
             values = []
             via: list[Read] = []
+            slots: list[str | None] = []
+            marks: list[int] = []
             for element in expr.elements:
                 inner = self.eval(element.value, state, frame)
                 via.extend(self.reads_of([(element.value, inner)], state, frame, None))
                 values.append(inner)
+                marks.append(len(self.renamed))
+                slots.append(self.hold(inner, state))  # alive while the next items run
+            # Each item as the items after it left it (`(enc(a), enc(b))`: the first is one call older).
+            values = [self.unhold(slot, value, mark, state) for slot, value, mark in zip(slots, values, marks,
+                                                                                       strict=True)]
             result = self.container_of(kind, values, exact=not any(isinstance(e, cst.StarredElement) for e in expr.elements))
             return replace(result, via=tuple(via)) if via else result
         if isinstance(expr, cst.Dict):
@@ -1294,7 +1303,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if any(v.kind is Kind.DATA for _, v in operands):
                 return DATA
             kinds = {v.kind for _, v in operands}
-            return FRESH if kinds == {Kind.TENSOR} else UNKNOWN
+            # Tensors with numbers (`torch.randn(n, d) * 0.1`, `F.normalize(t, dim=1)`): a tensor.
+            return FRESH if Kind.TENSOR in kinds and kinds <= {Kind.TENSOR, Kind.SCALAR, Kind.NONE} else UNKNOWN
         site = self.site(node, frame)
         if source or self.saves_tensors(node, state, frame):
             self.saving.add(site)

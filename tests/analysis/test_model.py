@@ -2857,3 +2857,41 @@ def test_a_registered_buffer_is_a_tensor_its_item_writes_grow() -> None:
     assert facts is not None and [c.cause.name for c in facts.conflicts] == ["LOOP_CARRIED"]
     carrier = facts.conflicts[0].carrier
     assert carrier is not None and carrier.holder.text == "self.memory" and carrier.self_update
+
+
+def test_the_items_of_a_tuple_display_are_alive_while_the_next_ones_run() -> None:
+    """`z1, z2 = self.encoder(x1), self.encoder(x2)`: the first view's graph (which kept the buffer)
+    is alive, and one call older, when the second view's forward writes the buffer in place."""
+    source = _program(TWO_VIEWS.format(mode="pass", build="Net()").replace(
+        "loss = (net(x) * net(x + 1)).mean()", "a, b = net(x), net(x + 1)\n            loss = (a * b).mean()"))
+    assert _codes(source) == [(_row(source, "loss.backward()"), "GG011")]
+
+
+def test_a_tensor_made_without_grad_from_numbers_is_a_tensor() -> None:
+    """`F.normalize(torch.randn(n, d), dim=1)` on an object whose class has no module base: a tensor
+    (items written into it are an in-place write, not a list growing), so the finding offers no
+    emptying of it."""
+    source = _program("""
+        class Memory:
+            def __init__(self):
+                self.features = F.normalize(torch.randn(32, 4), dim=1)
+
+            def update(self, idx, feats):
+                self.features[idx] = feats
+
+
+        net, memory = nn.Linear(6, 4), Memory()
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        for _ in range(3):
+            idx = torch.randint(0, 32, (8,))
+            feats = net(torch.randn(8, 6))
+            loss = F.cross_entropy(feats @ memory.features.t(), idx)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            memory.update(idx, feats)
+        """)
+    facts = facts_for(source)
+    assert facts is not None and len(facts.conflicts) == 1
+    carrier = facts.conflicts[0].carrier
+    assert carrier is not None and carrier.holder.text == "memory.features" and not carrier.is_container
