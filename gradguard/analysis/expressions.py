@@ -40,6 +40,7 @@ from gradguard.analysis.scopes import (
 )
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, HeapKey, State, heap_owner
 from gradguard.analysis.summaries import Recorder, Summaries
+from gradguard.parse import nodes_of
 from gradguard.analysis.values import (
     DATA,
     FRESH,
@@ -1069,11 +1070,16 @@ class Evaluator(CallEvaluation, AutogradEvents):
             for condition in clause.ifs:
                 self.eval(condition.test, scratch, inner_frame)
             clause = clause.inner_for_in
+        produced = expr.value if isinstance(expr, cst.DictComp) else expr.elt  # type: ignore[attr-defined]
         if isinstance(expr, cst.DictComp):
             self.eval(expr.key, scratch, inner_frame)
-            element = self.eval(expr.value, scratch, inner_frame)
-        else:
-            element = self.eval(expr.elt, scratch, inner_frame)  # type: ignore[attr-defined]
+        element = self.eval(produced, scratch, inner_frame)
+        if self.calls_in(produced) and not scratch.dead:
+            # A second item, as a loop's next iteration (`[model(v) for v in views]`: the second call
+            # meets what the first left, and the first item is one call older).
+            mark, slot = len(self.renamed), self.hold(element, scratch)
+            second = self.eval(produced, scratch, inner_frame)
+            element = join(self.unhold(slot, element, mark, scratch), second)
         scratch.frames.pop()
         scratch.defs.pop()
         # Effects of calls inside the comprehension (backward calls, attribute writes) are kept.
@@ -1104,6 +1110,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 kept.append(self.eval(expr.elt, state, frame))  # type: ignore[attr-defined]
         result = replace(self.container_of(Kind.LIST, kept), elems=tuple(kept))
         return result if known_objects(result) else replace(result, elems=None)
+
+    def calls_in(self, expr: cst.BaseExpression) -> bool:
+        """Whether an expression calls anything (cached per node)."""
+        found = self.calling.get(expr)
+        if found is None:
+            found = self.calling[expr] = next(nodes_of(expr, cst.Call), None) is not None
+        return found
 
     def only_shown(self, expr: cst.BaseExpression, state: State, frame: Frame) -> bool:
         """Whether the statement only shows the value (a notebook's bare `w.grad`, `print(p.grad)`):

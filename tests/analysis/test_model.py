@@ -2895,3 +2895,11 @@ def test_a_tensor_made_without_grad_from_numbers_is_a_tensor() -> None:
     assert facts is not None and len(facts.conflicts) == 1
     carrier = facts.conflicts[0].carrier
     assert carrier is not None and carrier.holder.text == "memory.features" and not carrier.is_container
+
+
+def test_a_comprehension_s_item_runs_as_a_loop_s_next_iteration() -> None:
+    """`[net(v) for v in views]`: the second item's call meets what the first one left (here a buffer
+    written in place under the first item's graph), as the next iteration of a loop would."""
+    source = _program(TWO_VIEWS.format(mode="pass", build="Net()").replace(
+        "loss = (net(x) * net(x + 1)).mean()", "a, b = [net(v) for v in (x, x + 1)]\n            loss = (a * b).mean()"))
+    assert _codes(source) == [(_row(source, "loss.backward()"), "GG011")]
