@@ -20,6 +20,7 @@ import libcst as cst
 from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.api import TRAINING, Cache
+from gradguard.analysis.calls import viewed_base
 from gradguard.analysis.conditions import (
     EQUALITY,
     MAX_PARTS,
@@ -402,12 +403,20 @@ class Interpreter(Evaluator):
                        frame: Frame) -> None:
         right = self.eval(small.value, state, frame)
         left = self.eval(small.target, state, frame)
+        # `t *= m` on a tensor writes it in place (a number, a list or a tuple is bound anew).
+        in_place = left.kind is Kind.TENSOR
+        if in_place:
+            holder = self.holder_of(viewed_base(small.target), state, frame)
+            if holder is not None:
+                self.modified_in_place(holder, small, state, frame)
         if left.kind in (Kind.LIST, Kind.DICT) or (left.elems is not None and left.kind is Kind.TUPLE):
             combined = self.container_add(left, right)
         else:
             operands = [(small.target, left), (small.value, right)]
-            combined = self.derive(small, operands, state, frame)
-        self.assign(small.target, combined, state, frame, line, small)
+            combined = self.derive(small, operands, state, frame, in_place=in_place)
+            if in_place and combined.kind is not Kind.TENSOR:
+                combined = FRESH if combined is UNKNOWN else replace(combined, kind=Kind.TENSOR)  # still the tensor
+        self.assign(small.target, combined, state, frame, line, small, rebinds=not in_place)
         self.note_accumulation(small.target, right, small.value, line, state, frame, container=False)
 
     def exec_del(self, target: cst.BaseExpression, state: State, frame: Frame, line: cst.CSTNode) -> None:

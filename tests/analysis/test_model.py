@@ -2608,6 +2608,8 @@ def test_parameters_written_in_place_from_a_graph_reach_the_module_s_later_calls
     ("y = x * buf", "buf.add_(1.0)", True),
     ("y = x * buf[:, :3].t().t()", "buf.add_(1.0)", True),  # a view shares the version of its base
     ("y = x * buf", "buf[0] = 2.0", True),
+    ("y = x * buf", "buf *= 0.9", True),  # an augmented assignment to a tensor writes it in place
+    ("y = x * buf", "buf = buf * 0.9", False),  # ... a plain one binds another tensor
     ("y = x + buf", "buf.add_(1.0)", False),  # an addition keeps nothing for its backward
     ("y = x * buf.clone()", "buf.add_(1.0)", False),
     ("y = x * buf", "other.add_(1.0)", False),
