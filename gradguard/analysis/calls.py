@@ -1092,11 +1092,11 @@ class CallEvaluation:
 
 def viewed_base(expr: cst.BaseExpression) -> cst.BaseExpression:
     """The tensor an expression shares its storage and version with: through views (`w.t()`,
-    `w[:, :k]`) and in-place ops, which return their receiver (`buf.mul_(m)`)."""
+    `w[:, :k]`), `detach()`, and in-place ops, which return their receiver (`buf.mul_(m)`)."""
     while True:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             fact = api.method(expr.func.attr.value, Receiver.TENSOR)
-            if fact is None or not (fact.returns is Returns.VIEW or fact.inplace):
+            if fact is None or not (fact.returns is Returns.VIEW or fact.inplace or fact.shares_storage):
                 return expr
             expr = expr.func.value
         elif isinstance(expr, cst.Attribute) and (fact := api.method(expr.attr.value, Receiver.TENSOR)) is not None \

@@ -688,3 +688,24 @@ def test_a_copy_of_a_module_has_parameters_of_its_own() -> None:
         copied = resolve(fact.name)(original)
         assert isinstance(copied, torch.nn.Linear) and copied is not original, fact.name
         assert all(a is not b for a, b in zip(copied.parameters(), original.parameters(), strict=True)), fact.name
+
+
+def test_what_shares_the_receiver_s_storage_shares_its_version() -> None:
+    """A fact's `shares_storage` (and every view): a write through the result changes the version of
+    the receiver, which a graph that kept the receiver checks."""
+    shared = [f for f in api.hand_facts() if f.receiver is Receiver.TENSOR and (f.shares_storage or (
+        f.returns is Returns.VIEW and not f.name.startswith("__")))]
+    assert any(f.shares_storage for f in shared)
+    checked = 0
+    for fact in shared:
+        receiver = torch.ones(2, 3)
+        before = receiver._version
+        try:
+            found = getattr(receiver, fact.name)
+            result = found() if callable(found) else found  # a method without arguments, or a property
+        except (TypeError, RuntimeError):
+            continue  # it needs arguments
+        (result[0] if isinstance(result, tuple) else result).add_(1)
+        assert receiver._version > before, fact.name
+        checked += 1
+    assert checked >= 6

@@ -2607,6 +2607,9 @@ def test_parameters_written_in_place_from_a_graph_reach_the_module_s_later_calls
 @pytest.mark.parametrize(("use", "write", "found"), [
     ("y = x * buf", "buf.add_(1.0)", True),
     ("y = x * buf[:, :3].t().t()", "buf.add_(1.0)", True),  # a view shares the version of its base
+    ("y = x * buf.detach()", "buf.add_(1.0)", True),  # so does a detached alias
+    ("y = x * buf", "buf.detach().add_(1.0)", True),
+    ("y = x * buf", "buf.data.add_(1.0)", False),  # `.data` does not
     ("y = x * buf", "buf[0] = 2.0", True),
     ("y = x * buf", "buf *= 0.9", True),  # an augmented assignment to a tensor writes it in place
     ("y = x * buf", "buf = buf * 0.9", False),  # ... a plain one binds another tensor

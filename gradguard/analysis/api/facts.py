@@ -164,6 +164,9 @@ class Fact:
     saves: bool | None = None  # its backward node keeps saved tensors: a second backward raises
     inplace: bool = False
     keeps_history: bool | None = None  # in-place: the receiver's old graph stays behind the new node
+    # The result is the receiver's storage under another name, with its version counter (`detach()`;
+    # every view): an in-place write through either changes what a graph kept of the other.
+    shares_storage: bool = False
     cuts: Role | None = None  # whose graph the call drops (`detach_` cuts its receiver)
     caches: Cache | None = None
     cached: tuple[str, ...] = ()  # with Cache.ATTRIBUTES: the attribute names

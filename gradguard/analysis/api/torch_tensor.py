@@ -38,7 +38,7 @@ BACKWARD_CREATE = (2, CREATE_GRAPH)
 
 FACTS: tuple[Fact, ...] = (
     Fact(BACKWARD, T, backward=Backward.BACKWARD, root=Role.RECEIVER, returns=Returns.NONE),
-    Fact(DETACH, T, returns=Returns.CUT, cuts=Role.RESULT),
+    Fact(DETACH, T, returns=Returns.CUT, cuts=Role.RESULT, shares_storage=True),
     # numpy() raises on a tensor that requires grad; either way its result has no graph.
     *facts((NUMBER, "tolist", "numpy", "__float__", "__int__", "__bool__", "size", "dim", "numel",
             "nelement", "data_ptr", "stride", "element_size", "is_contiguous", "get_device"), T,
