@@ -217,8 +217,6 @@ class CallEvaluation:
                 if label is not None and result.nodes:
                     result = made_by(result, label)
                 return self.run_hooks(call, callee, args, result, state, frame)
-        if callee.kind is Kind.MODULE and callee.elems and len(args) == 1 and not kwargs:
-            return self.call_chain(call, callee, label, args[0], state, frame)
         if callee.kind is Kind.MODULE and callee.qual in K.ITERATED_MODULE_CONTAINERS \
                 and isinstance(callee.ref, Value) and callee.ref.kind is Kind.INSTANCE:
             # `nn.Sequential(Block(), Block())(x)`: each of its modules' forward runs (one stands for all).
@@ -476,12 +474,8 @@ class CallEvaluation:
             members = [self.member_of(v) for _, v in args]
             instances = [m for m in members if m is not None]
             member = instances[0] if instances and len(instances) == len(members) else None
-            # Modules of the project among library ones (`nn.Sequential(nn.Linear(...), Scale(), ...)`):
-            # a chaining container runs each in turn (see `call_chain`).
-            mixed = fact is not None and fact.chains and instances and len(instances) < len(members) \
-                and all(v.kind in (Kind.MODULE, Kind.INSTANCE) for _, v in args)
             return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member,
-                         alloc=self.allocation(call, frame), elems=tuple(v for _, v in args) if mixed else None)
+                         alloc=self.allocation(call, frame))
         if makes is Returns.MODULE:
             written = fact.writes if fact is not None else None
             return Value(Kind.MODULE, qual=name, label=dotted(call.func), alloc=self.allocation(call, frame),
@@ -1025,28 +1019,6 @@ class CallEvaluation:
             if key is not None:
                 owner = (receiver.label or "").removeprefix("params:") or receiver.parameters_of.label or "module"
                 self.modified_in_place(Holder("attribute", key, f"{owner}.parameters()"), call, state, frame)
-
-    def call_chain(self, call: cst.Call, container: Value, label: str | None,
-                   given: tuple[cst.BaseExpression | None, Value], state: State, frame: Frame) -> Value:
-        """A chaining container of library modules and modules of the project: the library modules
-        between two of the project's build graph from their parameters as one call; each module of
-        the project runs its own forward on what came before it."""
-        expr, value = given
-        pending = False
-        for member in container.elems or ():
-            if member.kind is Kind.INSTANCE:
-                if pending:
-                    value = self.call_value(call, replace(container, elems=None, ref=None), label, [(expr, value)],
-                                            {}, state, frame)
-                    expr, pending = None, False
-                value = self.call_value(call, member, label, [(expr, value)], {}, state, frame)
-                expr = None
-            else:
-                pending = True
-        if pending:
-            value = self.call_value(call, replace(container, elems=None, ref=None), label, [(expr, value)], {},
-                                    state, frame)
-        return value
 
     def copy_of(self, original: Value, call: cst.Call, state: State, frame: Frame) -> Value:
         """`copy.deepcopy(x)`: a module or object of its own, made where the copy is assigned (what

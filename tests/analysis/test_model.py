@@ -2908,35 +2908,3 @@ def test_a_comprehension_s_item_runs_as_a_loop_s_next_iteration() -> None:
     source = _program(TWO_VIEWS.format(mode="pass", build="Net()").replace(
         "loss = (net(x) * net(x + 1)).mean()", "a, b = [net(v) for v in (x, x + 1)]\n            loss = (a * b).mean()"))
     assert _codes(source) == [(_row(source, "loss.backward()"), "GG011")]
-
-
-@pytest.mark.parametrize(("net", "found"), [
-    ("nn.Sequential(nn.Linear(4, 4), Scale(), nn.ReLU(), nn.Linear(4, 4))", True),
-    ("nn.Sequential(Scale(), nn.Linear(4, 4))", True),
-    ("nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4))", False),
-])
-def test_a_module_of_the_project_inside_a_sequential_of_library_ones_runs_its_forward(net: str,
-                                                                                     found: bool) -> None:
-    """`nn.Sequential(nn.Linear(...), Scale(), ...)`: the project's module runs its own forward on what
-    the layers before it made (here writing its buffer in place, once per view)."""
-    source = _program(f"""
-        class Scale(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.register_buffer("scale", torch.ones(1))
-
-            def forward(self, x):
-                self.scale.mul_(0.9).add_(0.1 * x.detach().abs().mean())
-                return x / self.scale
-
-
-        net = {net}
-        opt = torch.optim.SGD(net.parameters(), lr=0.1)
-        for _ in range(3):
-            x = torch.randn(8, 4, requires_grad=True)
-            loss = (net(x) * net(x + 1)).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        """)
-    assert _codes(source) == ([(_row(source, "loss.backward()"), "GG011")] if found else [])

@@ -181,7 +181,6 @@ class Fact:
     state: str | None = None  # with Returns.MODULE: the recurrent state returned ("tuple", "tensor")
     parameterless: bool = False  # with Returns.MODULE: calling it only combines its inputs
     container: bool = False  # with Returns.MODULE: holds modules (`ModuleList`)
-    chains: bool = False  # with `container`: calling it calls each module it holds on the previous one's output
     # A module's method iterating its submodules: "all" (itself and every module below, `modules()`)
     # or "children" (the modules it holds); on a container class, "items": iterating it gives them.
     submodules: str | None = None

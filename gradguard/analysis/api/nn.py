@@ -43,8 +43,7 @@ FACTS: tuple[Fact, ...] = (
     Fact("torch.nn.LSTMCell", returns=Returns.MODULE, state="cell-tuple"),
     *prefixed("torch.nn.", ("GRUCell", "RNNCell"), returns=Returns.MODULE, state="cell-tensor"),
     # Iterating a ModuleList or a Sequential gives its modules; a ModuleDict gives its keys.
-    Fact("torch.nn.ModuleList", returns=Returns.MODULE, container=True, submodules="items"),
-    Fact("torch.nn.Sequential", returns=Returns.MODULE, container=True, submodules="items", chains=True),
+    *prefixed("torch.nn.", ("ModuleList", "Sequential"), returns=Returns.MODULE, container=True, submodules="items"),
     Fact("torch.nn.ModuleDict", returns=Returns.MODULE, container=True),
     # A ModuleDict's modules, alone or with their keys (`for name, head in self.heads.items()`).
     Fact("values", M, returns=Returns.MODULE, container=True),
