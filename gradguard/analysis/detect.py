@@ -61,6 +61,9 @@ def facts_of(program: Program, source: str) -> FileFacts:
         facts.kept_alive = [k for k in facts.kept_alive if facts.is_local(k.statement)]
         facts.lightning_backward = [c for c in facts.lightning_backward if facts.is_local(c.node)]
         facts.elsewhere = _elsewhere(program)
+        facts.foreign = _foreign(program, facts)
+        base = os.path.dirname(program.project.file) if program.project and program.project.file else ""
+        facts.shown_path = lambda path: os.path.relpath(path, base) if base else path
     if program.project is not None:
         facts.dependencies = program.project.dependencies
     facts.incomplete = tuple(_incomplete(program, facts))
@@ -125,7 +128,7 @@ def _at_local_call(program: Program, conflict: Conflict) -> Conflict:
     if carrier is not None and carrier.holder.kind == "variable" and carrier.holder.text in passed:
         text = passed[carrier.holder.text]
         carrier = replace(carrier, holder=Holder("variable", (text,), text), assignments=())
-    return replace(conflict, failing=local, carrier=carrier, remote_failing=failing)
+    return replace(conflict, failing=local, carrier=carrier, remote_failing=failing, remote_carrier=conflict.carrier)
 
 
 def _passed_arguments(program: Program, failing: CallInfo, call: cst.CSTNode) -> dict[str, str]:
@@ -169,6 +172,28 @@ def _elsewhere(program: Program):  # type: ignore[no-untyped-def]
         return None
 
     return where
+
+
+def _foreign(program: Program, linted: FileFacts) -> Callable[[cst.CSTNode], FileFacts | None]:
+    """The facts of the imported project module that holds a node, made once per module when a rule
+    asks (to build a fix there): its text is its syntax tree's, which is the file's, byte for byte."""
+    made: dict[int, FileFacts] = {}
+
+    def facts_of(node: cst.CSTNode) -> FileFacts | None:
+        for info in program.loaded_modules:
+            if info.span(node) is None:
+                continue
+            found = made.get(id(info))
+            if found is None:
+                name = linted.elsewhere(info.module)
+                label = name[0] if name is not None else info.path
+                found = made[id(info)] = FileFacts(
+                    info.module, info.module.code, describe_row=lambda row, label=label: f"{label}:{row}",
+                    elsewhere=linted.elsewhere, foreign=facts_of, path=info.path)
+            return found
+        return None
+
+    return facts_of
 
 
 def _incomplete(program: Program, facts: FileFacts) -> list[Note]:

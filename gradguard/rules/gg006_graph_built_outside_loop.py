@@ -214,13 +214,14 @@ def _unmemoise(facts: FileFacts, decorators: tuple[tuple[cst.Decorator, str], ..
     shares its line with other code."""
     edits = []
     for decorator, uncached in decorators:
+        facts = facts.home(decorator)
         span = facts.span(decorator)
         line = facts.lines[span.start.row - 1]
         if span.start.row != span.end.row or not line.strip().startswith("@"):
             return []
         indent = line[: len(line) - len(line.lstrip())]
         text = f"{indent}@{uncached}{facts.newline()}" if uncached else ""
-        edits.append(Edit(Span(Location(span.start.row, 1), Location(span.start.row + 1, 1)), text))
+        edits.append(Edit(Span(Location(span.start.row, 1), Location(span.start.row + 1, 1)), text, facts.path))
     return edits
 
 
@@ -232,6 +233,7 @@ def _assigns_none(statement: cst.CSTNode) -> bool:
 
 def _unguard(facts: FileFacts, guard: cst.If) -> Edit:
     """Replace `if cache is None: cache = ...` by its body, one level less indented."""
+    facts = facts.home(guard)
     outer = facts.indent_of(guard)
     body = guard.body
     lines: list[str] = []
@@ -241,4 +243,4 @@ def _unguard(facts: FileFacts, guard: cst.If) -> Edit:
     span = facts.span(guard)
     newline = facts.newline()
     text = "".join(f"{outer}{line}{newline}" for line in lines)
-    return Edit(Span(Location(span.start.row, 1), Location(span.end.row + 1, 1)), text)
+    return Edit(Span(Location(span.start.row, 1), Location(span.end.row + 1, 1)), text, facts.path)
