@@ -48,9 +48,9 @@ class RepeatedBackward(ConflictRule):
 
 def _retain_earlier(facts: FileFacts, conflict: Conflict) -> list[Edit]:
     call = conflict.freed_by.node
-    if not isinstance(call, cst.Call) or conflict.freed_by.kind not in (CallKind.BACKWARD, CallKind.GRAD) \
-            or not facts.is_local(call):
+    if not isinstance(call, cst.Call) or conflict.freed_by.kind not in (CallKind.BACKWARD, CallKind.GRAD):
         return []
+    # In whichever module the earlier backward is (a gradient-norm helper of `metrics.py`).
     return [codemods.set_keyword(facts, call, RETAIN_GRAPH, "True")]
 
 

@@ -215,7 +215,42 @@ MIXER_HAND = {"nets.py": [
     ("self.gate[0]", "gate[0]"), ("self.gate[1]", "gate[1]"),
 ]}
 
+GRAD_NORM = {
+    "metrics.py": '''\
+        import torch
+
+
+        def gradient_norm(loss, model):
+            """The norm of the loss's gradient with respect to the model's parameters (for logging)."""
+            model.zero_grad()
+            loss.backward()
+            norms = [p.grad.norm() for p in model.parameters() if p.grad is not None]
+            return torch.stack(norms).norm().item()
+        ''',
+    "train.py": '''\
+        import torch
+        import torch.nn as nn
+
+        from metrics import gradient_norm
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+        for step in range(20):
+            x, y = torch.randn(32, 8), torch.randn(32, 1)
+            loss = nn.functional.mse_loss(model(x), y)
+            if step % 5 == 0:
+                print("grad norm", round(gradient_norm(loss, model), 4))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print("final", round(loss.item(), 4))
+        ''',
+}
+GRAD_NORM_HAND = {"metrics.py": ("    loss.backward()", "    loss.backward(retain_graph=True)")}
+
 CASES = {
+    "grad-norm-helper": (GRAD_NORM, GRAD_NORM_HAND, "GG001"),
     "probe-helper": (PROBES, PROBES_HAND, "GG007"),
     "penalty-package": (PENALTY, PENALTY_HAND, "GG007"),
     "tracker-package": (TRACKER, TRACKER_HAND, "GG003"),
