@@ -394,7 +394,12 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         cause = Cause.SHARED_FORWARD
     if freed_by.kind is CallKind.GRAD and cause in (Cause.SAME_ROOT, Cause.SHARED_FORWARD, Cause.BUILT_BEFORE_LOOP):
         cause = Cause.GRAD_FREED
-    if CallKind.FRAMEWORK in (failing.kind, freed_by.kind):
+    if failing.kind is CallKind.FRAMEWORK and freed_by.kind is CallKind.FRAMEWORK:
+        # The framework's backward of the previous batch freed what the object kept for this one
+        # (`self.hidden` of a `training_step`): state carried across the framework's loop over batches.
+        if carrier is not None and carrier.holder.kind == "attribute" and cause is not Cause.SAME_ROOT:
+            cause = Cause.ACCUMULATED if carrier.augmented else Cause.LOOP_CARRIED
+    elif CallKind.FRAMEWORK in (failing.kind, freed_by.kind):
         cause = Cause.FRAMEWORK
     if why.by_step:
         cause = Cause.STEPPED

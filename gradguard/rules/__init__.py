@@ -471,9 +471,14 @@ def _viewed(assignments: tuple[cst.CSTNode, ...]) -> str | None:
 
 def freed_row(facts: FileFacts, conflict: Conflict) -> str:
     """Where the call that freed the graph is, as messages say it ("line 12", "cell 3, line 4")."""
-    if conflict.freed_by.kind is CallKind.FRAMEWORK:
-        return "the framework"
-    return facts.where(conflict.freed_by.node)
+    freed = conflict.freed_by
+    if freed.kind is CallKind.FRAMEWORK:
+        if not facts.is_local(freed.node):
+            return "the framework"
+        # The framework's loop over batches: its backward of what the method returned last time.
+        method = freed.function.rsplit(".", 1)[-1]
+        return f"{facts.where(freed.node)} ({freed.root_text}'s, of what `{method}` returned for the previous batch)"
+    return facts.where(freed.node)
 
 
 @cache

@@ -176,6 +176,13 @@ def backward_methods() -> frozenset[str]:
 
 
 @cache
+def framework_steps() -> frozenset[str]:
+    """Methods a training framework calls once per batch and backward()s what they return
+    (Lightning's `training_step`, mmcv's `train_step`, the transformers Trainer's `compute_loss`)."""
+    return frozenset(m for f in all_facts() if f.base is not None for m in f.base.backward_on)
+
+
+@cache
 def weight_updates() -> frozenset[str]:
     """Optimizer methods that update the weights in place (`step`)."""
     return frozenset(f.name for f in all_facts() if f.updates_weights and f.receiver is Receiver.OPTIMIZER)
