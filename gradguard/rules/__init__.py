@@ -186,8 +186,8 @@ class ConflictRule(Rule):
         state, whose grad frees the graph): the fix built there, as if that module were linted, its
         edits naming that file. None when there is none."""
         assert conflict.remote_failing is not None
-        remote = replace(conflict, failing=conflict.remote_failing, carrier=conflict.remote_carrier or conflict.carrier,
-                         remote_failing=None, remote_carrier=None)
+        remote = replace(conflict, failing=conflict.remote_failing,
+                         carrier=conflict.remote_carrier or conflict.carrier, remote_failing=None, remote_carrier=None)
         try:
             home = facts.home(remote.failing.node)
             plan = self.fix(home, remote, self.decide(home, remote))
