@@ -339,3 +339,67 @@ def test_a_second_fix_changes_nothing(tmp_path: Path, monkeypatch: pytest.Monkey
     again = CliRunner().invoke(main, ["lint", ".", "--no-cache", "--fix", "--unsafe-fixes"])
     assert again.exit_code == 0, again.output
     assert {name: (tmp_path / name).read_text(encoding="utf-8") for name in fixed} == fixed
+
+
+TRAINKIT = {
+    "trainkit/__init__.py": "from .loop import Loop\nfrom .task import Task\n",
+    "trainkit/task.py": '''\
+        class Task:
+            """What the loop trains: `step` returns the loss the loop backward()s and optimises."""
+
+            def step(self, batch):
+                raise NotImplementedError
+
+            def backward(self, loss):
+                loss.backward()
+        ''',
+    "trainkit/loop.py": '''\
+        class Loop:
+            def __init__(self, epochs=1):
+                self.epochs = epochs
+
+            def run(self, task, model, optimizer, batches):
+                for epoch in range(self.epochs):
+                    for batch in batches:
+                        loss = task.step(batch)
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+                return model
+        ''',
+    "train.py": '''\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        from trainkit import Loop, Task
+
+
+        class Regression(Task):
+            def __init__(self, model):
+                self.model = model
+
+            def step(self, batch):
+                x, y = batch
+                loss = F.mse_loss(self.model(x).squeeze(-1), y)
+                self.backward(loss)
+                return loss
+
+
+        model = nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        batches = [(torch.randn(8, 4), torch.randn(8)) for _ in range(3)]
+        Loop().run(Regression(model), model, optimizer, batches)
+        ''',
+}
+
+
+def test_a_framework_s_backward_met_by_the_user_s_own_is_never_fixed_in_the_framework(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The user's `self.backward(loss)` frees the graph the loop's backward needs: the cause is the
+    # user's call, not the loop's correct code, which other tasks rely on.
+    files = _files(TRAINKIT)
+    before, fixed = _fix(tmp_path, files, monkeypatch)
+    assert "GG001" in before
+    assert fixed["trainkit/loop.py"] == files["trainkit/loop.py"]
+    assert fixed["trainkit/task.py"] == files["trainkit/task.py"]
