@@ -378,11 +378,14 @@ def _grad_feeds_loss(context: Context, culprit: CallRecord, failing: CallSite) -
     if receiver is None:
         return True
     failing_scope = failing_source.function_at(failing.line)
+    if scope is not failing_scope:
+        # A helper's grad: its result feeds the loss when the helper goes on using it as a tensor
+        # (returns a penalty built from it), not when it only turns it into a number or shows it.
+        keys = {key for target in targets for key in src.names_in(target)}
+        return src.used_as_tensor_after(scope, statement, keys)
     for target in targets:
         for key in src.names_in(target):
-            if scope is failing_scope and src.depends_on(scope, receiver, key):
-                return True
-            if scope is not failing_scope:
+            if src.depends_on(scope, receiver, key):
                 return True
     return False
 

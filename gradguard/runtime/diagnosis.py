@@ -334,7 +334,11 @@ def choose_fix(cause: Cause, facts: dict[str, Any]) -> Fix:
     kind = causes.fix_kind(cause, evidence_from(facts))
     code, where = _WORDING[kind](cause, expression, facts)
     note = causes.retain_note(cause)
-    if kind is FixKind.RETAIN_GRAPH and cause is not Cause.GRAD_FREED:
+    if kind is FixKind.RETAIN_GRAPH and cause is Cause.GRAD_FREED:
+        # Nothing of the gradient goes into the later loss (it is only looked at): retaining is the fix.
+        note = ("retain_graph=True is right here: the gradient is only looked at, and the later backward "
+                "frees the graph.")
+    elif kind is FixKind.RETAIN_GRAPH:
         note = "retain_graph=True is right here: the second pass is intended, and the graph is freed after the later backward."
     return Fix(kind, code, where, note)
 
