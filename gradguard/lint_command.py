@@ -106,13 +106,15 @@ def report(
     fixed_exit = 1 if options.exit_non_zero_on_fix and fixed else 0
     if mode is not None and not mode.write:
         with report_stream(options.output_file) as out:
-            shown: set[str] = set()
+            # A module the run lints itself shows its own fixes; another file's fixes of it are not
+            # shown twice (they would be applied after its own, if still needed, by `--fix`).
+            shown = {os.path.abspath(o.result.path) for o in outcomes if o.diff}
             for outcome in outcomes:
                 if outcome.diff:
                     out.write(outcome.diff)
                 for other in outcome.others:
-                    if other.diff and other.diff not in shown:
-                        shown.add(other.diff)
+                    if other.diff and other.path not in shown:
+                        shown.add(other.path)
                         out.write(other.diff)
             out.flush()  # the diff comes before the summary on stderr, even through one pipe
         for error in errors:

@@ -134,3 +134,51 @@ def test_a_piped_buffer_never_writes_another_file(project: Project) -> None:
     assert result.stdout == SCRIPT
     assert "GG007" in result.stderr
     assert (project.root / "probes.py").read_text(encoding="utf-8") == HELPER
+
+
+LOOP = """\
+def run_chunks(model, chunks, optimizer):
+    state = model.initial(chunks[0].size(1))
+    for chunk in chunks:
+        optimizer.zero_grad()
+        loss = 0.0
+        for t in range(chunk.size(0) - 1):
+            pred, state = model(chunk[t], state)
+            loss = loss + (pred - chunk[t + 1]).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+"""
+
+RUNS_LOOP = """\
+import torch
+import torch.nn as nn
+
+from loop import run_chunks
+
+
+class Cell(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(4, 4)
+
+    def initial(self, batch):
+        return torch.zeros(batch, 4)
+
+    def forward(self, x, h):
+        h = self.cell(x, h)
+        return h, h
+
+
+model = Cell()
+run_chunks(model, [torch.randn(5, 3, 4) for _ in range(3)], torch.optim.SGD(model.parameters(), lr=0.1))
+"""
+
+
+def test_diff_of_a_run_that_lints_the_module_too_shows_it_once(project: Project) -> None:
+    project.write("loop.py", LOOP)
+    project.write("train.py", RUNS_LOOP)
+    alone = project.lint("train.py", "--diff", "--no-cache")
+    assert "--- loop.py" in alone.stdout  # the script's own finding is fixed in loop.py
+    result = project.lint(".", "--diff", "--no-cache")
+    assert result.stdout.count("--- loop.py") == 1, result.stdout
+    assert (project.root / "loop.py").read_text(encoding="utf-8") == LOOP
