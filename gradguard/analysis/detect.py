@@ -382,7 +382,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
     if read is not None:
         entry = _entry_statement(read, loop)
     if cause is Cause.BUILT_BEFORE_LOOP and carrier is not None and not met.masked:
-        carrier = replace(carrier, untrained=untrained(program, met.stale, why.stepped),
+        carrier = replace(carrier, untrained=untrained(program, met, why.stepped),
                           reference=reference_only(program, met))
     consumer_stepped = bool(carrier and carrier.fed)
     root_defs = _root_definitions(program, failing)

@@ -14,28 +14,54 @@ import libcst as cst
 
 from gradguard.analysis.autograd import Met, owns
 from gradguard.analysis.program import Program
+from gradguard.analysis.scopes import assigned_in
 from gradguard.analysis.values import GENERATIONS
 
 
-def untrained(program: Program, stale: frozenset[int], stepped: frozenset[str]) -> bool:
+def untrained(program: Program, met: Met, stepped: frozenset[str]) -> bool:
     """Whether the stale graph was made only by calls of modules (and operations on parameters they
     hold) that none of the optimizers stepped between the two calls updates (`Carrier.untrained`).
-    An optimizer of unknown modules, none stepped, or a leaf whose holder is not known: no."""
+    Each maker must be named by a variable of the code that runs the failing call (`teacher`,
+    `self.teacher`): a label of another scope (`self.conv1` inside the model's own method, the `m` of
+    a helper's loop) may be another name of the module the optimizer updates. An optimizer of
+    unknown modules, none stepped, or a maker whose name is not known: no."""
     if not stepped or any(owner.startswith("?") for owner in stepped):
         return False
+    visible = _visible_names(program, met.failing.function)
     made = False
-    for node in stale:
+    for node in met.stale:
         origin = program.origins.get(node)
         if origin is None:
             return False
         site = node // GENERATIONS
         for owners in (origin.owners, program.leaf_owners.get(site, frozenset())):
-            if "?" in owners or any(owns(name, owners) for name in stepped):
+            if not owners:
+                continue
+            if "?" in owners or any(owns(name, owners) for name in stepped) \
+                    or not any(label.split(".")[0] in visible for label in owners):
                 return False
-            made = made or bool(owners)
+            made = True
         if not origin.parents and not origin.owners and site not in program.leaf_owners:
             return False  # a graph started by something the analysis did not see made
     return made
+
+
+def _visible_names(program: Program, function: str) -> frozenset[str]:
+    """The names the code of `function` (a qualified name, `<module>` for the top level) can read:
+    its parameters and the names it assigns, and the module's own."""
+    found: set[str] = set()
+    for statement in program.module.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            found.add(statement.name.value)
+        else:
+            found |= {name.split(".")[0] for name in assigned_in(statement)}
+    for info in program.functions.values():
+        node = info.node
+        if info.qualname == function and isinstance(node, cst.FunctionDef):
+            params = node.params
+            found |= {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+            found |= {name.split(".")[0] for name in assigned_in(node.body)}
+    return frozenset(found)
 
 
 def reference_only(program: Program, met: Met) -> bool | None:

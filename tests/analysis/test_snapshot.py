@@ -110,6 +110,49 @@ def test_the_cause_model_computes_a_snapshot_without_a_graph() -> None:
     assert fix_kind(ModelCause.LOOP_CARRIED, Evidence(reference_only=True)) is FixKind.DETACH
 
 
+def test_a_module_named_otherwise_where_it_ran_may_be_the_trained_one() -> None:
+    # `net` in the helper is `student`: a name the loop's code does not know proves no teacher.
+    source = program("""\
+        def embed(net, x):
+            return net(x)
+
+
+        torch.manual_seed(0)
+        student = torch.nn.Linear(3, 3)
+        opt = torch.optim.SGD(student.parameters(), lr=0.1)
+        x0 = torch.randn(4, 3)
+        anchor = embed(student, x0)
+        """, "(student(x) * anchor).mean()")
+    assert carrier_facts(source) == (False, False)
+    assert [d.kind for d in decisions_for(source)] == [FixKind.RECOMPUTE_IN_LOOP]
+
+
+def test_a_trainer_s_teacher_is_named_by_the_method_that_runs_the_loop() -> None:
+    source = textwrap.dedent("""\
+        import torch
+
+
+        class Distiller:
+            def __init__(self, teacher, student):
+                self.teacher = teacher
+                self.student = student
+                self.opt = torch.optim.SGD(student.parameters(), lr=0.1)
+
+            def fit(self, x, epochs):
+                targets = self.teacher(x)
+                for _ in range(epochs):
+                    loss = (self.student(x) * targets).mean()
+                    self.opt.zero_grad()
+                    loss.backward()
+                    self.opt.step()
+
+
+        Distiller(torch.nn.Linear(4, 3), torch.nn.Linear(4, 3)).fit(torch.randn(8, 4), 3)
+        """)
+    assert carrier_facts(source) == (False, True)
+    assert "        with torch.no_grad():\n            targets = self.teacher(x)\n" in fixed(source)
+
+
 def test_a_parameter_read_directly_is_the_trained_module_s() -> None:
     source = program("""\
         torch.manual_seed(0)
