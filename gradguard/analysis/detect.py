@@ -22,6 +22,7 @@ from gradguard.analysis.facts import (
 )
 from gradguard.analysis.names import canonical, qualify, targets_of
 from gradguard.analysis.program import Program
+from gradguard.analysis.snapshot import reference_only, untrained
 from gradguard.analysis.values import (
     GENERATIONS,
     CallInfo,
@@ -410,6 +411,9 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         loop = before_loop or (failing.loops[-1] if failing.loops else None)
     if read is not None:
         entry = _entry_statement(read, loop)
+    if cause is Cause.BUILT_BEFORE_LOOP and carrier is not None and not met.masked:
+        carrier = replace(carrier, untrained=untrained(program, met, why.stepped),
+                          reference=reference_only(program, met))
     consumer_stepped = bool(carrier and carrier.fed)
     root_defs = _root_definitions(program, failing)
     only_freeing = [c for c in why.conditions if c not in met.conditions]

@@ -67,6 +67,14 @@ class Carrier:
     # after the failing call (an actor-critic's value, a discriminator's features used as a target):
     # what the later loss would send into them no optimizer uses, so the later loss can read it detached.
     settled: bool = False
+    # Made only by calls of modules (and operations in their methods) that none of the optimizers
+    # stepped between the two calls updates (a teacher, a frozen encoder): no gradient into what made
+    # it is wanted (`causes.Evidence.frozen_source`).
+    untrained: bool = False
+    # Read by the failing loss only as a reference it compares against: a loss's target, or one side of
+    # a difference or ratio with a fresh output of the module that made it (`causes.Evidence.reference_only`);
+    # None when it meets the loss only at such comparisons but as which of their arguments is not known.
+    reference: bool | None = False
 
 
 @dataclass(frozen=True)

@@ -237,6 +237,8 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         grad_feeds_loss=grad_feeds_later_code(facts, conflict),
         sampled=conflict.carrier is not None and conflict.carrier.sampled,
         settled_input=conflict.carrier is not None and conflict.carrier.settled,
+        frozen_source=conflict.carrier is not None and conflict.carrier.untrained,
+        reference_only=conflict.carrier is not None and conflict.carrier.reference is True,
         guarded_apart=not same_call and facts.is_local(freed.statement) and facts.is_local(failing.statement)
         and codemods.enclosing_function(facts, freed.statement) is codemods.enclosing_function(facts, failing.statement)
         and model.guarded_apart(branches_around(facts, freed.statement), branches_around(facts, failing.statement)),

@@ -43,6 +43,11 @@ _IN_BOTH_ARMS = ("the statement the fix edits (the forward to recompute, the los
                  "of two copies in the arms of an `if`; an edit of one copy leaves the finding on the other, so "
                  "the check withholds it")
 
+_ROLLOUT_IN_BOTH_ARMS = ("with the rollout copied into both arms of an `if`, the analysis joins the two paths and "
+                         "cannot tell which side of the ratio the old log-probabilities come in by, so the snapshot "
+                         "fix is not chosen; recomputing the rollout in the loop would change `obs` and `actions` "
+                         "too, so that fix is withheld")
+
 _ACCUMULATION_READ_AS_PERIODIC = ("with the backward under a test, the sum reads as gradient accumulation and is "
                                   "reset after its backward; the hand fix keeps a running Python number: both "
                                   "stop the error, the printed averages differ")
@@ -59,6 +64,8 @@ GAPS: dict[tuple[str, str], tuple[str, str]] = {
     ("gg001_lbfgs_closure_outside_loss", "calls-under-flags"): ("no-fix", _IN_BOTH_ARMS),
     ("gg004_total_loss_iadd", "backward-under-a-call"): ("different", _ACCUMULATION_READ_AS_PERIODIC),
     ("gg004_epoch_loss_backward_in_loop", "backward-under-a-call"): ("different", _ACCUMULATION_READ_AS_PERIODIC),
+    ("gg006_epoch_prototypes_as_targets", "calls-under-flags"): ("no-fix", _IN_BOTH_ARMS),
+    ("gg006_ppo_old_log_probs", "calls-under-flags"): ("no-fix", _ROLLOUT_IN_BOTH_ARMS),
     ("gg010_running_loss_tensor", "state-in-a-dict"): (
         "no-fix", "the analysis does not see loss tensors kept in a dict entry across steps (GG010)"),
 }
