@@ -145,6 +145,9 @@ class ConflictRule(Rule):
     """
 
     causes: ClassVar[frozenset[Cause]]
+    # Whether a call of this file that fails inside another module's helper gets the fix that
+    # module's code would get (`_remote_fix`); False where the failing call there is not the cause.
+    remote_fixes: ClassVar[bool] = True
 
     def decide(self, facts: FileFacts, conflict: Conflict) -> model.Option:
         """The fix option the cause model chooses for this conflict."""
@@ -186,11 +189,7 @@ class ConflictRule(Rule):
         state, whose grad frees the graph): the fix built there, as if that module were linted, its
         edits naming that file. None when there is none."""
         assert conflict.remote_failing is not None
-        freed = conflict.freed_by
-        if freed.local_call is None or freed.local_call[0] is not conflict.failing.node:
-            # The graph was freed by code another call of this file ran (the user's own
-            # `self.manual_backward(loss)` before a framework's loop backward()s the loss again): the
-            # helper's code is not where the cause is, and editing it would change it for everyone.
+        if not self.remote_fixes:
             return None
         remote = replace(conflict, failing=conflict.remote_failing,
                          carrier=conflict.remote_carrier or conflict.carrier, remote_failing=None, remote_carrier=None)

@@ -23,6 +23,9 @@ class RepeatedBackward(ConflictRule):
 
     code = "GG001"
     causes = frozenset({Cause.SAME_ROOT})
+    # A backward repeated inside another module's code (a framework's loop backward()s what the
+    # user's step already backward-ed): that code is right for every other caller; the cause is here.
+    remote_fixes = False
 
     def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
         if option.kind is model.FixKind.RETAIN_GRAPH:
