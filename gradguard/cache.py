@@ -455,7 +455,8 @@ def result_to_json(result: FileResult) -> dict[str, Any]:
                 else {
                     "message": d.fix.message,
                     "applicability": d.fix.applicability.value,
-                    "edits": [[_span(e.span), e.content] for e in d.fix.edits],
+                    "edits": [[_span(e.span), e.content] + ([e.path] if e.path is not None else [])
+                              for e in d.fix.edits],
                 },
             }
             for d in result.diagnostics
@@ -486,7 +487,8 @@ def result_from_json(data: dict[str, Any], path: str, dependencies: tuple[str, .
                 else Fix(
                     message=str(fix["message"]),
                     applicability=Applicability(fix["applicability"]),
-                    edits=tuple(Edit(_span_back(span), str(content)) for span, content in fix["edits"]),
+                    edits=tuple(Edit(_span_back(edit[0]), str(edit[1]), str(edit[2]) if len(edit) > 2 else None)
+                                for edit in fix["edits"]),
                 ),
                 related=tuple(Related(_span_back(span), str(message)) for span, message in d["related"]),
                 cell=_int_or_none(d["cell"]),

@@ -24,6 +24,7 @@ class FixKind(StrEnum):
     SUM_LOSSES = "sum_losses"
     ITEM = "item"
     RECOMPUTE_IN_LOOP = "recompute_in_loop"
+    NO_GRAD = "no_grad"  # compute the value without a graph where it is made (a snapshot, a teacher's output)
     CREATE_GRAPH = "create_graph"
     OTHER = "other"
 
@@ -72,6 +73,15 @@ class Evidence:
     # The shared value was made by modules that only the optimizers stepped between the two calls
     # update (an actor-critic's value in the actor's loss): the later loss reads it as a constant.
     settled_input: bool = False
+    # What the value computed outside the loop was computed from is updated by none of the
+    # optimizers stepped between the two calls (a teacher, a frozen encoder): no gradient into it is
+    # wanted, so it is computed without a graph; computing it again would give the same values.
+    frozen_source: bool = False
+    # The later loss reads the value only as a reference it compares against: the target argument of
+    # a loss, or one side of a difference or ratio whose other side is a fresh value of the module that
+    # made it (PPO's `exp(new_log_probs - old_log_probs)`). It is a snapshot: computed again in the
+    # loop it would follow every step (a ratio of one), so it is computed without a graph instead.
+    reference_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,7 +174,13 @@ CAUSES: dict[Cause, CauseInfo] = {info.cause: info for info in (
         "DistributedDataParallel the sum is the safe choice."),
     CauseInfo(
         Cause.OUTSIDE_LOOP, "GG006",
-        (Option(FixKind.RECOMPUTE_IN_LOOP, _always, "compute it inside the loop, from fresh parameters"),),
+        (Option(FixKind.NO_GRAD, lambda e: e.frozen_source,
+                "no optimizer of the loop updates what it was computed from: compute it without a graph "
+                "where it is made (under torch.no_grad())"),
+         Option(FixKind.NO_GRAD, lambda e: e.reference_only,
+                "the loss only compares against it (a target, the old side of a ratio): it is a snapshot, "
+                "computed without a graph where it is made (under torch.no_grad())"),
+         Option(FixKind.RECOMPUTE_IN_LOOP, _always, "compute it inside the loop, from fresh parameters")),
         "`{carrier}` was computed once, outside the loop, from tensors that require grad; the first backward "
         "freed its graph, and every later iteration uses it again.",
         _WRONG + "it keeps the precomputed graph alive and backpropagates through the same stale copy every "

@@ -23,6 +23,7 @@ def last_reading_after(facts: FileFacts, statement: cst.CSTNode, name: str) -> c
     """The last statement of `statement`'s block, from it on, that reads `name` (`statement` itself
     when none does): where a reset of `name` goes so that the block's own later reads
     (`last = total.item()`) still see the old value."""
+    facts = facts.home(statement)
     block = facts.parent(statement)
     body = list(getattr(block, "body", ()))
     if statement not in body:
@@ -36,25 +37,28 @@ def last_reading_after(facts: FileFacts, statement: cst.CSTNode, name: str) -> c
 
 def line_start(facts: FileFacts, statement: cst.CSTNode) -> Location:
     """The start of the line a statement begins on."""
+    facts = facts.home(statement)
     return Location(facts.span(statement).start.row, 1)
 
 
 def insert_before(facts: FileFacts, statement: cst.CSTNode, lines: list[str]) -> Edit:
     """New statements on their own lines just before `statement`, at its indentation."""
+    facts = facts.home(statement)
     indent = facts.indent_of(statement)
     newline = facts.newline()
     text = "".join(f"{indent}{line}{newline}" for line in lines)
     at = line_start(facts, statement)
-    return Edit(Span(at, at), text)
+    return Edit(Span(at, at), text, facts.path)
 
 
 def insert_after(facts: FileFacts, statement: cst.CSTNode, lines: list[str]) -> Edit:
     """New statements on their own lines just after `statement`, at its indentation."""
+    facts = facts.home(statement)
     indent = facts.indent_of(statement)
     newline = facts.newline()
     text = "".join(f"{indent}{line}{newline}" for line in lines)
     at = Location(facts.span(statement).end.row + 1, 1)
-    return Edit(Span(at, at), text)
+    return Edit(Span(at, at), text, facts.path)
 
 
 def first_statement(body: cst.BaseSuite) -> cst.CSTNode | None:
@@ -67,6 +71,7 @@ def first_statement(body: cst.BaseSuite) -> cst.CSTNode | None:
 def remove_statement(facts: FileFacts, statement: cst.CSTNode, comments: bool = False) -> Edit:
     """Delete a statement's lines (and the comment lines just above it, when `comments`);
     a block left empty gets `pass`."""
+    facts = facts.home(statement)
     span = facts.span(statement)
     above = sum(1 for line in getattr(statement, "leading_lines", ()) if line.comment is not None) \
         if comments else 0
@@ -74,8 +79,8 @@ def remove_statement(facts: FileFacts, statement: cst.CSTNode, comments: bool = 
     end = Location(span.end.row + 1, 1)
     parent = facts.parent(statement)
     if isinstance(parent, cst.IndentedBlock) and len(parent.body) == 1:
-        return Edit(Span(start, end), f"{facts.indent_of(statement)}pass{facts.newline()}")
-    return Edit(Span(start, end), "")
+        return Edit(Span(start, end), f"{facts.indent_of(statement)}pass{facts.newline()}", facts.path)
+    return Edit(Span(start, end), "", facts.path)
 
 
 def _comment_rows(facts: FileFacts, row: int, wanted: int) -> int:
@@ -88,8 +93,9 @@ def _comment_rows(facts: FileFacts, row: int, wanted: int) -> int:
 
 def replace_node(facts: FileFacts, node: cst.CSTNode, new: cst.CSTNode | str) -> Edit:
     """Replace a node by another node (or source text)."""
+    facts = facts.home(node)
     text = new if isinstance(new, str) else facts.code(new)
-    return Edit(facts.span(node), text)
+    return Edit(facts.span(node), text, facts.path)
 
 
 def detached(facts: FileFacts, expr: cst.BaseExpression) -> str:
@@ -187,6 +193,7 @@ def reads_name(statement: cst.CSTNode, name: str) -> bool:
 
 def first_reading(facts: FileFacts, statement: cst.CSTNode, name: str) -> cst.CSTNode:
     """The first statement of `statement`'s block, up to it, that reads `name` (else `statement`)."""
+    facts = facts.home(statement)
     for earlier in getattr(facts.parent(statement), "body", ()):
         if earlier is statement:
             break
@@ -248,9 +255,10 @@ def mentioned_outside(node: cst.CSTNode, inner: cst.CSTNode, name: str) -> bool:
 
 
 def read_in_rows(facts: FileFacts, names: list[str], start: int, end: int,
-                 reports: Callable[[cst.Call], bool]) -> bool:
+                 reports: Callable[[cst.Call], bool], cuts: Callable[[cst.Call], bool] | None = None) -> bool:
     """Whether code on rows `start+1 .. end` reads one of `names`, other than in a statement that
-    only reports it (a bare call for which `reports` holds: `print(g)`, `self.log("g", g)`)."""
+    only reports it (a bare call for which `reports` holds: `print(g)`, `self.log("g", g)`) or inside a
+    call for which `cuts` holds (what it returns has no graph: `g.norm().item()`)."""
     wanted = set(names)
 
     class Reads(cst.CSTVisitor):
@@ -258,6 +266,9 @@ def read_in_rows(facts: FileFacts, names: list[str], start: int, end: int,
 
         def visit_Expr(self, node: cst.Expr) -> bool:
             return not (isinstance(node.value, cst.Call) and reports(node.value))
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            return cuts is None or not cuts(node)
 
         def visit_Name(self, node: cst.Name) -> None:
             if node.value in wanted and start < facts.span(node).start.row <= end:

@@ -438,6 +438,9 @@ def map_to_cells(diagnostic: Diagnostic, notebook: Notebook) -> Diagnostic:
     if fix is not None:
         edits: list[Edit] = []
         for edit in fix.edits:
+            if edit.path is not None:  # another file's coordinates stay as they are
+                edits.append(edit)
+                continue
             place = notebook.locate_span(edit.span.start.row, edit.span.end.row, edit.span.end.column)
             if place is None or place[0] != cell:
                 # A fix reaching into another cell cannot be shown as edits of this cell.
@@ -481,10 +484,10 @@ def map_to_file_rows(diagnostic: Diagnostic, rows: tuple[int, ...]) -> Diagnosti
 
     fix = diagnostic.fix
     if fix is not None:
-        edits = tuple(Edit(span(edit.span), edit.content) for edit in fix.edits)
+        edits = tuple(edit if edit.path is not None else Edit(span(edit.span), edit.content) for edit in fix.edits)
         contiguous = all(
             _file_row(rows, e.span.end.row) - _file_row(rows, e.span.start.row) == e.span.end.row - e.span.start.row
-            for e in fix.edits
+            for e in fix.edits if e.path is None
         )
         fix = Fix(fix.message, fix.applicability, edits) if contiguous else None
     related = tuple(Related(span(item.span), item.message) for item in diagnostic.related)

@@ -206,7 +206,7 @@ def _related_label(message: str) -> str:
 def render(diagnosis: Diagnosis, cwd: Path) -> str:
     """The diagnosis as text; every statement the static analysis made is marked as inferred."""
     from gradguard.engine import Prepared
-    from gradguard.fixes import fix_text_round, unified_diff
+    from gradguard.fixes import fix_text_round, module_text, unified_diff
     from gradguard.report._common import rule_name
 
     traceback = diagnosis.traceback
@@ -240,7 +240,8 @@ def render(diagnosis: Diagnosis, cwd: Path) -> str:
         out.append(f"{label:<14} {_where(path, row, cwd)}   {_line(text, row)}   {related.message} {inferred}")
     fix = finding.fix
     if fix is not None:
-        fixed, applied = fix_text_round(text, [fix])
+        others: dict[str, str] = {}
+        fixed, applied = fix_text_round(text, [fix], others)
         shown = _where(path, 1, cwd).rsplit(":", 1)[0]
         unsafe = " --unsafe-fixes" if fix.applicability.value == "unsafe" else ""
         label = f"fix ({fix.applicability.value})"
@@ -248,6 +249,14 @@ def render(diagnosis: Diagnosis, cwd: Path) -> str:
         if applied:
             diff = unified_diff(Prepared(shown, text, "utf-8"), Prepared(shown, fixed, "utf-8"))
             out.extend("               " + line for line in diff.splitlines()[2:])
+            # The project module where the cause sits, when the fix edits it.
+            for other, after in sorted(others.items()):
+                before = module_text(other)
+                if before is None:
+                    continue
+                name = _where(other, 1, cwd).rsplit(":", 1)[0]
+                diff = unified_diff(Prepared(name, before, "utf-8"), Prepared(name, after, "utf-8"))
+                out.extend("               " + line for line in diff.splitlines())
     out.append(f"more           gradguard rule {finding.code}")
     return "\n".join(out) + "\n"
 

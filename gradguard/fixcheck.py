@@ -58,10 +58,17 @@ def plain_findings(source: str, path: str | None = None) -> tuple[Diagnostic, ..
     return plain_analysis(source, path).diagnostics
 
 
-@lru_cache(maxsize=32)
 def plain_analysis(source: str, path: str | None = None) -> Analysis:
     """`plain_findings` with what the analysis depends on and left incomplete (cached: the check of
-    a fix analyses the fixed text, which the next round of `--fix` analyses again)."""
+    a fix analyses the fixed text, which the next round of `--fix` analyses again), the project modules
+    read as the overlay in force says (the modules a fix being checked edits)."""
+    from gradguard.analysis.project import overlay
+
+    return _plain_analysis(source, path, overlay())
+
+
+@lru_cache(maxsize=32)
+def _plain_analysis(source: str, path: str | None, texts: tuple[tuple[str, str], ...]) -> Analysis:
     from gradguard.analysis import analyze_file
 
     with unchecked():
@@ -131,20 +138,28 @@ def _check_group(source: str, found: list[Diagnostic], group: list[int], broken:
 
 def _group_problem(source: str, group: list[Diagnostic], before: list[Diagnostic],
                    broken: set[str], path: str | None = None) -> str | None:
-    from gradguard.fixes import fix_text_round
+    from gradguard.analysis.project import overlaid
+    from gradguard.fixes import fix_text_round, module_text
     from gradguard.parse import ParseFailure
 
     fixes = [diagnostic.fix for diagnostic in group if diagnostic.fix is not None]
-    fixed, applied = fix_text_round(source, fixes)
-    if applied < len(fixes) or fixed == source:
+    others: dict[str, str] = {}
+    fixed, applied = fix_text_round(source, fixes, others if path is not None else None)
+    if applied < len(fixes) or (fixed == source and not others):
         return "its edits could not be applied" if len(fixes) == 1 else "the edits overlap"
+    originals = {other: module_text(other) or "" for other in others}
     try:
-        after = plain_findings(fixed, path)
+        for text in others.values():
+            cst.parse_module(text)
+        with overlaid(others):
+            after = plain_findings(fixed, path)
     except (cst.ParserSyntaxError, ParseFailure) as exc:
         return f"the fixed code does not parse ({getattr(exc, 'message', exc)})"
     except Exception as exc:  # noqa: BLE001 - a fix the analysis cannot check is not offered
         return f"the fixed code could not be analysed again ({type(exc).__name__})"
     unbound = new_scope_problems(source, fixed)
+    for other, text in others.items():
+        unbound += new_scope_problems(originals[other], text)
     if unbound:
         return "it would use " + ", ".join(f"`{name}`" for name in unbound) + " where no value is bound to it"
     return reanalysis_problem(group, before, after, broken=broken)
@@ -300,7 +315,7 @@ def _moved_row(row: int, edits: list[Edit]) -> int:
     """Where `row` is once `edits` are applied (rows added or removed above it move it)."""
     moved = row
     for edit in edits:
-        if edit.span.end.row <= row and (edit.span.end.row < row or edit.span.end.column == 1):
+        if edit.path is None and edit.span.end.row <= row and (edit.span.end.row < row or edit.span.end.column == 1):
             moved += edit.content.count("\n") - (edit.span.end.row - edit.span.start.row)
     return moved
 

@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gradguard.engine import (
@@ -49,6 +49,18 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
+class OtherFile:
+    """A project module that one file's fixes change (where the cause of its finding sits): its text
+    as the analysis read it, the fixed text, and the diff. The run writes it once every file is done,
+    so that two files fixing one module in parallel processes never race."""
+
+    path: str
+    before: str
+    after: str
+    diff: str
+
+
+@dataclass(frozen=True)
 class FixOutcome:
     """What fixing one file did: the remaining findings, how many were fixed, and the diff."""
 
@@ -56,6 +68,7 @@ class FixOutcome:
     fixed: int = 0
     diff: str = ""
     fixed_codes: tuple[str, ...] = ()  # the code of each finding the fixes removed (`--show-fixes`)
+    others: tuple[OtherFile, ...] = ()  # the other files its fixes change, written by the run
 
 
 class EditConflict(Exception):
@@ -102,17 +115,37 @@ def apply_edits(text: str, edits: Iterable[tuple[int, int, str]]) -> str:
     return out
 
 
-def _wanted(fix: Fix | None, unsafe: bool) -> bool:
+def wanted(fix: Fix | None, unsafe: bool) -> bool:
+    """Whether a fix applies: safe, or unsafe with `--unsafe-fixes`."""
     return fix is not None and (unsafe or fix.applicability is Applicability.SAFE)
 
 
-def choose_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
-    """The fixes to try this round, in order of their findings."""
+def choose_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool, other_files: bool = True,
+                 fixed_apart: frozenset[str] = frozenset()) -> list[Fix]:
+    """The fixes to try this round, in order of their findings: without those that edit other files
+    unless `other_files`, nor those that edit a file of `fixed_apart` (fixed by its own job)."""
     return [
         d.fix
         for d in sorted(diagnostics, key=lambda d: d.span.start)
-        if d.fix is not None and _wanted(d.fix, unsafe)
+        if d.fix is not None and wanted(d.fix, unsafe) and (other_files or not d.fix.other_files)
+        and not fixed_apart.intersection(d.fix.other_files)
     ]
+
+
+def module_text(path: str) -> str | None:
+    """The text of a project module as the analysis reads it (the overlay's, else the file's, decoded as
+    the project loader decodes it): the text the coordinates of an edit there refer to."""
+    from gradguard.analysis.project import overlay
+
+    path = os.path.abspath(path)
+    text = dict(overlay()).get(path)
+    if text is not None:
+        return text
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _conflict(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
@@ -172,30 +205,72 @@ def _take(planned: list[tuple[_Text, tuple[int, int, str]]]) -> bool:
     return True
 
 
-def fix_text_round(text: str, fixes: list[Fix]) -> tuple[str, int]:
-    """Apply the fixes of one round to a plain file's text; returns (new text, fixes applied)."""
+class _Others:
+    """The other files one round edits, each a `_Text` made on first use from its text so far."""
+
+    def __init__(self, texts: dict[str, str] | None) -> None:
+        self.texts = texts  # None: edits of other files are not applied (a buffer piped through stdin)
+        self.targets: dict[str, _Text] = {}
+
+    def target(self, path: str) -> _Text:
+        found = self.targets.get(path)
+        if found is None:
+            if self.texts is None:
+                raise EditConflict("an edit of another file")
+            text = self.texts.get(path)
+            if text is None:
+                text = module_text(path)
+            if text is None:
+                raise EditConflict(f"{path} cannot be read")
+            found = self.targets[path] = _Text(text)
+        return found
+
+    def results(self) -> dict[str, str]:
+        """The texts of the other files edited so far, this round's edits applied."""
+        done = dict(self.texts or {})
+        done.update({path: target.result() for path, target in self.targets.items() if target.taken})
+        return done
+
+
+def fix_text_round(text: str, fixes: list[Fix], others: dict[str, str] | None = None) -> tuple[str, int]:
+    """Apply the fixes of one round to a plain file's text; returns (new text, fixes applied). A fix
+    that edits another file applies only with `others`, the texts of the other files edited so far,
+    which receives their new texts."""
     target = _Text(text)
-    applied = 0
-    for fix in fixes:
-        try:
-            planned = [(target, target.offsets(edit)) for edit in fix.edits]
-        except EditConflict:
-            continue
-        applied += _take(planned)
-    return target.result(), applied
-
-
-def fix_notebook_round(prepared: Prepared, fixes: list[Fix]) -> tuple[dict[int, str], int]:
-    """Apply the fixes of one round to a notebook's cells; returns (new cell sources, fixes applied)."""
-    notebook = prepared.notebook
-    assert notebook is not None
-    sources = dict(notebook.cells)
-    targets: dict[int, _Text] = {}
+    other = _Others(others)
     applied = 0
     for fix in fixes:
         try:
             planned = []
             for edit in fix.edits:
+                text_of = target if edit.path is None else other.target(edit.path)
+                planned.append((text_of, text_of.offsets(edit)))
+        except EditConflict:
+            continue
+        applied += _take(planned)
+    if others is not None:
+        others.update(other.results())
+    return target.result(), applied
+
+
+def fix_notebook_round(prepared: Prepared, fixes: list[Fix],
+                       others: dict[str, str] | None = None) -> tuple[dict[int, str], int]:
+    """Apply the fixes of one round to a notebook's cells; returns (new cell sources, fixes applied).
+    Edits of other files as in `fix_text_round`."""
+    notebook = prepared.notebook
+    assert notebook is not None
+    sources = dict(notebook.cells)
+    targets: dict[int, _Text] = {}
+    other = _Others(others)
+    applied = 0
+    for fix in fixes:
+        try:
+            planned = []
+            for edit in fix.edits:
+                if edit.path is not None:
+                    elsewhere = other.target(edit.path)
+                    planned.append((elsewhere, elsewhere.offsets(edit)))
+                    continue
                 place = notebook.locate_span(edit.span.start.row, edit.span.end.row, edit.span.end.column)
                 if place is None or place[0] not in sources:
                     raise EditConflict("an edit spans two cells")
@@ -208,23 +283,29 @@ def fix_notebook_round(prepared: Prepared, fixes: list[Fix]) -> tuple[dict[int, 
         except EditConflict:
             continue
         applied += _take(planned)
+    if others is not None:
+        others.update(other.results())
     return {cell: target.result() for cell, target in targets.items() if target.taken}, applied
 
 
 def fix_prepared(
-    prepared: Prepared, selection: Selection, *, unsafe: bool, fixed_codes: list[str] | None = None
+    prepared: Prepared, selection: Selection, *, unsafe: bool, fixed_codes: list[str] | None = None,
+    others: dict[str, str] | None = None, fixed_apart: frozenset[str] = frozenset(),
 ) -> tuple[Prepared, tuple[Diagnostic, ...], int, str | None]:
     """Apply fixes round after round (InputError when the file cannot be analysed at all).
 
     Returns the fixed file, its remaining findings (program coordinates), how many fixes were applied,
     and a note when a round produced code that no longer parses (that round is undone). `fixed_codes`,
-    when given, receives the code of each finding that is gone after the fixes.
+    when given, receives the code of each finding that is gone after the fixes. Fixes that edit other
+    files (project modules the file imports) apply only with `others`, which receives the new texts of
+    those files (absolute path -> text); the file is re-analysed with them each round. Files of
+    `fixed_apart` are left alone (the run fixes them as files of their own).
     """
     from gradguard.fixcheck import fix_session
 
     initial = program_diagnostics(prepared, selection)
     with fix_session():
-        fixed, remaining, total, note = _fix_rounds(prepared, initial, selection, unsafe)
+        fixed, remaining, total, note = _fix_rounds(prepared, initial, selection, unsafe, others, fixed_apart)
     if fixed_codes is not None and total:
         gone = Counter(d.code for d in initial) - Counter(d.code for d in remaining)
         fixed_codes.extend(sorted(gone.elements()))
@@ -232,51 +313,83 @@ def fix_prepared(
 
 
 def _fix_rounds(
-    prepared: Prepared, diagnostics: tuple[Diagnostic, ...], selection: Selection, unsafe: bool
+    prepared: Prepared, diagnostics: tuple[Diagnostic, ...], selection: Selection, unsafe: bool,
+    others: dict[str, str] | None, fixed_apart: frozenset[str],
 ) -> tuple[Prepared, tuple[Diagnostic, ...], int, str | None]:
+    from gradguard.analysis.project import overlaid
     from gradguard.notebook import dump_notebook, parse_notebook, replace_cell_sources
 
-    def apply(current: Prepared, fixes: list[Fix]) -> tuple[Prepared, int]:
+    def apply(current: Prepared, texts: dict[str, str] | None,
+              fixes: list[Fix]) -> tuple[Prepared, dict[str, str] | None, int]:
+        texts = dict(texts) if texts is not None else None
         if current.notebook is None:
-            text, applied = fix_text_round(current.source, fixes)
-            return Prepared(current.path, text, current.encoding), applied
-        sources, applied = fix_notebook_round(current, fixes)
+            text, applied = fix_text_round(current.source, fixes, texts)
+            return Prepared(current.path, text, current.encoding), texts, applied
+        sources, applied = fix_notebook_round(current, fixes, texts)
         document = replace_cell_sources(current.notebook.document, sources)
         text = dump_notebook(document, current.source)
-        return Prepared(current.path, text, current.encoding, parse_notebook(text)), applied
+        return Prepared(current.path, text, current.encoding, parse_notebook(text)), texts, applied
 
-    current = prepared
+    def analysed(candidate: Prepared, texts: dict[str, str] | None) -> tuple[Diagnostic, ...]:
+        for path, text in (texts or {}).items():
+            problem = _parse_problem(text)
+            if problem is not None:
+                raise InputError(FileError(path, problem))
+        with overlaid(texts or {}):
+            return program_diagnostics(candidate, selection)
+
+    current, current_others = prepared, (dict(others) if others is not None else None)
     total = 0
     for _ in range(MAX_ROUNDS):
-        fixes = choose_fixes(diagnostics, unsafe)
+        fixes = choose_fixes(diagnostics, unsafe, other_files=others is not None, fixed_apart=fixed_apart)
         if not fixes:
             break
-        candidate, applied = apply(current, fixes)
-        if applied == 0 or candidate.source == current.source:
+        candidate, candidate_others, applied = apply(current, current_others, fixes)
+        if applied == 0 or (candidate.source == current.source and candidate_others == current_others):
             break
         try:
-            diagnostics_after = program_diagnostics(candidate, selection)
+            diagnostics_after = analysed(candidate, candidate_others)
         except InputError as exc:
             if len(fixes) == 1:
                 note = (
                     f"a fix produced code that does not parse ({exc.error.message}); "
                     "it was undone, please report it"
                 )
-                return current, diagnostics, total, note
+                return _done(current, diagnostics, total, note, current_others, others)
             # Fixes that are fine one by one can clash together (two removals emptying one
             # block): take the first alone this round; the others are found again next round.
-            candidate, applied = apply(current, fixes[:1])
+            candidate, candidate_others, applied = apply(current, current_others, fixes[:1])
             try:
-                diagnostics_after = program_diagnostics(candidate, selection)
+                diagnostics_after = analysed(candidate, candidate_others)
             except InputError as single:
                 note = (
                     f"a fix produced code that does not parse ({single.error.message}); "
                     "it was undone, please report it"
                 )
-                return current, diagnostics, total, note
-        current, diagnostics = candidate, diagnostics_after
+                return _done(current, diagnostics, total, note, current_others, others)
+        current, current_others, diagnostics = candidate, candidate_others, diagnostics_after
         total += applied
-    return current, diagnostics, total, None
+    return _done(current, diagnostics, total, None, current_others, others)
+
+
+def _done(current: Prepared, diagnostics: tuple[Diagnostic, ...], total: int, note: str | None,
+          texts: dict[str, str] | None,
+          others: dict[str, str] | None) -> tuple[Prepared, tuple[Diagnostic, ...], int, str | None]:
+    if others is not None and texts is not None:
+        others.clear()
+        others.update(texts)
+    return current, diagnostics, total, note
+
+
+def _parse_problem(text: str) -> str | None:
+    """Why a fixed project module does not parse (the analysis would silently skip it), or None."""
+    import libcst as cst
+
+    try:
+        cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError, ValueError) as exc:
+        return f"the fixed code does not parse ({getattr(exc, 'message', exc)})"
+    return None
 
 
 def unified_diff(before: Prepared, after: Prepared) -> str:
@@ -414,6 +527,7 @@ def fix_file(
     *,
     unsafe: bool,
     write: bool,
+    fixed_apart: frozenset[str] = frozenset(),
 ) -> FixOutcome:
     """Fix one file: apply its fixes, then write it (or, with `write=False`, only produce the diff).
 
@@ -421,8 +535,11 @@ def fix_file(
     """
     try:
         codes: list[str] = []
-        fixed, remaining, count, note = fix_prepared(prepared, selection, unsafe=unsafe, fixed_codes=codes)
+        texts: dict[str, str] = {}
+        fixed, remaining, count, note = fix_prepared(prepared, selection, unsafe=unsafe, fixed_codes=codes,
+                                                     others=texts, fixed_apart=fixed_apart)
         diff = unified_diff(prepared, fixed) if count else ""
+        others = other_files(prepared.path, texts) if count else ()
         if count and write:
             try:
                 data = encode(fixed)
@@ -442,4 +559,79 @@ def fix_file(
         source=fixed.program,
         cells=fixed.notebook.cells if fixed.notebook is not None else (),
     )
-    return FixOutcome(result, count, diff, tuple(codes))
+    return FixOutcome(result, count, diff, tuple(codes), others)
+
+
+def other_files(path: str, texts: dict[str, str]) -> tuple[OtherFile, ...]:
+    """The other files a file's fixes changed, with their diffs labelled relative to its folder's
+    project as the user names them (the path as given for the fixed file, the module's beside it)."""
+    found = []
+    base = os.path.dirname(os.path.abspath(path))
+    shown_base = os.path.dirname(path)
+    for other, after in sorted(texts.items()):
+        before = module_text(other)
+        if before is None or before == after:
+            continue
+        label = os.path.normpath(os.path.join(shown_base, os.path.relpath(other, base)))
+        diff = "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                            fromfile=label, tofile=label))
+        found.append(OtherFile(other, before, after, diff))
+    return tuple(found)
+
+
+def write_others(outcomes: list[FixOutcome]) -> list[FixOutcome]:
+    """Write the other files the fixes of a run changed, each once, after every file is done.
+
+    Two files whose fixes change one module the same way write it once. When they change it in
+    different ways, or the module changed on disk meanwhile (its own fixes were written), the later
+    one is not written and its file says so: a second `--fix` takes it from there."""
+    written: dict[str, str] = {}
+    done: list[FixOutcome] = []
+    for outcome in outcomes:
+        problems: list[FileError] = []
+        kept: list[OtherFile] = []  # those written (or already holding the fixed text)
+        for other in outcome.others:
+            if written.get(other.path) == other.after:
+                kept.append(other)
+                continue
+            label = other.diff.splitlines()[0][4:] if other.diff else other.path
+            if other.path in written:
+                problems.append(FileError(outcome.result.path, f"{label} not fixed: another file's fixes changed "
+                                          "it too; run --fix again"))
+                continue
+            try:
+                made = _other_bytes(other)
+                if made is not None:
+                    write_atomic(other.path, *made)
+            except InputError as exc:
+                problems.append(FileError(outcome.result.path, f"{label}: {exc.error.message}"))
+                continue
+            written[other.path] = other.after
+            kept.append(other)
+        result = outcome.result
+        if problems:
+            result = replace(result, errors=result.errors + tuple(problems))
+        done.append(FixOutcome(result, outcome.fixed, outcome.diff, outcome.fixed_codes, tuple(kept)))
+    return done
+
+
+def _other_bytes(other: OtherFile) -> tuple[bytes, str] | None:
+    """The fixed text of another file in the file's own codec (a BOM kept), and the digest of the bytes
+    it replaces, which must still be those the fixes were made on (`write_atomic` checks it again);
+    None when the file already holds the fixed text."""
+    from gradguard.engine import decode
+
+    try:
+        with open(other.path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise InputError(FileError(other.path, f"not fixed: cannot read it again: {exc.strerror or exc}")) from None
+    text, encoding = decode(data, other.path)
+    if text.lstrip("\ufeff") == other.after:
+        return None
+    if text.lstrip("\ufeff") != other.before:
+        raise InputError(FileError(other.path, "not fixed: the file changed on disk while gradguard was fixing it"))
+    try:
+        return other.after.encode(encoding), digest(data)
+    except UnicodeEncodeError:
+        raise InputError(FileError(other.path, f"not fixed: the fixed code cannot be encoded as {encoding}")) from None

@@ -106,9 +106,16 @@ def report(
     fixed_exit = 1 if options.exit_non_zero_on_fix and fixed else 0
     if mode is not None and not mode.write:
         with report_stream(options.output_file) as out:
+            # A module the run lints itself shows its own fixes; another file's fixes of it are not
+            # shown twice (they would be applied after its own, if still needed, by `--fix`).
+            shown = {os.path.abspath(o.result.path) for o in outcomes if o.diff}
             for outcome in outcomes:
                 if outcome.diff:
                     out.write(outcome.diff)
+                for other in outcome.others:
+                    if other.diff and other.path not in shown:
+                        shown.add(other.path)
+                        out.write(other.diff)
             out.flush()  # the diff comes before the summary on stderr, even through one pipe
         for error in errors:
             click.echo(error_line(error, cwd), err=True)
@@ -117,6 +124,12 @@ def report(
         return 2 if errors else (1 if fixed else 0)
     quiet = options.quiet
     fixes = None
+    if mode is not None and not quiet:
+        # A fix may edit the project module where the cause of a finding sits: say which were changed.
+        for outcome in outcomes:
+            for other in outcome.others:
+                click.echo(f"Fixed {display(other.path, cwd)} too (the cause of a finding in "
+                           f"{display(outcome.result.path, cwd)})", err=True)
     if mode is not None:
         files = tuple((display(o.result.path, cwd), o.fixed_codes) for o in outcomes if o.fixed_codes)
         fixes = reporters.Fixed(files, listed=options.show_fixes and not quiet)

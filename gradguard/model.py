@@ -47,10 +47,15 @@ class Span:
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace the text in `span` with `content` (an insertion when the span is empty)."""
+    """Replace the text in `span` with `content` (an insertion when the span is empty).
+
+    `path` names another file, a project module the finding's file imports, where the cause of the
+    finding sits (the helper whose `torch.autograd.grad` frees the graph); None is the finding's file.
+    """
 
     span: Span
     content: str
+    path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,11 @@ class Fix:
     message: str
     applicability: Applicability
     edits: tuple[Edit, ...]
+
+    @property
+    def other_files(self) -> tuple[str, ...]:
+        """The other files its edits change (sorted), beside the finding's own."""
+        return tuple(sorted({edit.path for edit in self.edits if edit.path is not None}))
 
 
 @dataclass(frozen=True)

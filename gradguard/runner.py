@@ -82,6 +82,9 @@ class Job:
     mode: FixMode | None
     cache_root: Path | None
     markers: str | None  # a folder where the worker notes the job it is running
+    # With --fix: the files of this run (absolute), which their own jobs fix; another file's fixes
+    # leave them alone.
+    fixing: frozenset[str] = frozenset()
 
 
 class Terminated(KeyboardInterrupt):
@@ -191,9 +194,39 @@ def lint_files(
             for directory in sorted({os.path.dirname(os.path.abspath(path)) for path in files}):
                 remove_leftover_temps(directory)
         outcomes = _lint_files(files, resolver, cache, mode, progress, workers)
+        if mode is not None and mode.write:
+            outcomes = _fix_other_files(outcomes, resolver, mode)
         if cache is not None:
             cache.save()
         return outcomes
+
+
+def _fix_other_files(outcomes: list[FixOutcome], resolver: Resolver, mode: FixMode) -> list[FixOutcome]:
+    """The fixes that edit another file, after every file of the run had its own fixes written.
+
+    The workers leave alone the files of the run (two processes must not write one file); here, one
+    file at a time, each file whose findings kept such a fix is fixed again, seeing the files as the run
+    left them, and what its fixes change elsewhere is written before the next file is looked at.
+    """
+    from gradguard.fixes import fix_file, wanted, write_others
+
+    done = write_others(outcomes) if any(outcome.others for outcome in outcomes) else list(outcomes)
+    for index, outcome in enumerate(done):
+        result = outcome.result
+        if result.errors or not any(d.fix is not None and d.fix.other_files and wanted(d.fix, mode.unsafe)
+                                    for d in result.diagnostics):
+            continue
+        try:
+            data = read_bytes(result.path)
+            item = prepare(data, result.path)
+            again = fix_file(item, resolver.for_file(result.path).selection(result.path), digest(data),
+                             unsafe=mode.unsafe, write=True)
+        except InputError as exc:
+            again = FixOutcome(FileResult(result.path, errors=(exc.error,)))
+        (again,) = write_others([again])
+        done[index] = FixOutcome(again.result, outcome.fixed + again.fixed, outcome.diff + again.diff,
+                              outcome.fixed_codes + again.fixed_codes, outcome.others + again.others)
+    return done
 
 
 @dataclass(frozen=True)
@@ -220,6 +253,7 @@ def _lint_files(
     prepared: dict[int, Prepared] = {}
     seen: dict[int, _Seen] = {}
     jobs: list[Job] = []
+    fixing = frozenset(os.path.abspath(path) for path in files) if mode is not None and mode.write else frozenset()
     for index, path in enumerate(files):
         selection = resolver.for_file(path).selection(path)
         triaged = _triage(index, path, selection, cache, mode, seen, compiled)
@@ -241,6 +275,7 @@ def _lint_files(
                 mode=mode,
                 cache_root=cache.folder.parent if cache is not None and mode is None else None,
                 markers=None,
+                fixing=fixing,
             )
         )
     # The first report comes with the first analysed file: by then the pool's processes are forked, so a
@@ -420,7 +455,8 @@ def run_job(job: Job) -> FixOutcome:
             from gradguard.fixes import fix_file
 
             outcome = fix_file(
-                item, job.selection, job.original_digest, unsafe=job.mode.unsafe, write=job.mode.write
+                item, job.selection, job.original_digest, unsafe=job.mode.unsafe, write=job.mode.write,
+                fixed_apart=job.fixing,
             )
         else:
             outcome = FixOutcome(analyse(item, job.selection))

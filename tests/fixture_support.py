@@ -33,7 +33,8 @@ from typing import Any
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 ERROR_KINDS = frozenset({"double-backward", "inplace-modified", "none"})
-FIX_KINDS = frozenset({"detach", "retain_graph", "sum_losses", "item", "recompute_in_loop", "create_graph", "other"})
+FIX_KINDS = frozenset({"detach", "retain_graph", "sum_losses", "item", "recompute_in_loop", "no_grad", "create_graph",
+                       "other"})
 DOUBLE_BACKWARD_MESSAGE = "Trying to backward through the graph a second time"
 INPLACE_MESSAGE = "modified by an inplace operation"
 

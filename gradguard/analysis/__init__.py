@@ -27,6 +27,9 @@ _WORDS = (b"autograd", b"backward", b"create_graph", b"manual_backward", b"retai
           b"update_params")
 _CALLED = (b"backward", b"grad", b"manual_backward", b"update_params")
 _KEYWORDS = (b"create_graph", b"retain_graph", b"retain_variables")
+# The methods a framework calls per batch and backward()s the result of (`api.framework_steps()`): a
+# file that defines one (`def training_step(`) runs a backward it never writes.
+_STEPS = (b"compute_loss", b"train_step", b"training_step")
 # A noqa directive naming a gradguard code can be unused (GG100) in any file, backward or not (one
 # search for the upper-case code first: most files hold no "GG").
 _GG_NOQA = re.compile(rb"#\s*noqa\s*:[^\n]*?\bGG[0-9]", re.IGNORECASE)
@@ -36,8 +39,9 @@ _GG_NOQA = re.compile(rb"#\s*noqa\s*:[^\n]*?\bGG[0-9]", re.IGNORECASE)
 def _prefilter() -> tuple[tuple[bytes, ...], re.Pattern[bytes]]:
     """Words every finding needs, then the call shapes themselves. A file with none of them cannot hold
     a finding ("backward compatibility" in a docstring passes the first test, not the second)."""
-    shapes = re.compile(rb"\b(?:" + b"|".join(_CALLED) + rb")\s*\(|\b(?:" + b"|".join(_KEYWORDS) + rb")\s*=")
-    return _WORDS, shapes
+    shapes = re.compile(rb"\b(?:" + b"|".join(_CALLED + _STEPS) + rb")\s*\(|\b(?:" + b"|".join(_KEYWORDS)
+                        + rb")\s*=")
+    return _WORDS + _STEPS, shapes
 
 
 @cache

@@ -87,6 +87,9 @@ class Met:
     holding: tuple[tuple[str, frozenset[cst.CSTNode], Kind], ...] = ()
     # The entry point whose run met it (what `Evaluator.entry_owner` was).
     entry: int = 0
+    # How many times each site had been evaluated then (`State.epochs`): what the node ids recorded in
+    # `origins` are translated with to walk the failing graph as it was.
+    epochs: tuple[tuple[int, int], ...] = ()
 
 
 
@@ -257,7 +260,7 @@ class AutogradEvents:
                                       created.loops if created is not None else (),
                                       tuple(frame.conditions) if frame is not None else (),
                                       retained_by[-1] if retained_by else None, holding=holding,
-                                      entry=id(self.entry_owner))
+                                      entry=id(self.entry_owner), epochs=tuple(state.epochs.items()))
 
     def _masked(self, info: CallInfo, value: Value, again: frozenset[int], state: State, frame: Frame) -> None:
         """A retaining backward that, after an optimizer step, goes through the graph it retained in an

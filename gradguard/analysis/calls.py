@@ -244,6 +244,8 @@ class CallEvaluation:
             operands += self.parameter_graphs(callee, label, call, state, frame)
         if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or self.is_frozen(label, state) \
                 or (is_module and self.frozen_depth > 0):
+            if callee.qual is not None:
+                self.note_comparison(call, api.lookup(callee.qual))
             result = self.derive(call, operands, state, frame, consumer=label)
             if result.nodes and callee.qual not in K.PARAMETERLESS_MODULES:
                 # Frozen, given inputs with a graph: it keeps its weights for their gradients.
@@ -279,6 +281,18 @@ class CallEvaluation:
         if callee.kind is Kind.UNKNOWN and not callee.nodes:
             self.forget_state_of(operands, state)
         return self.derive(call, operands, state, frame, consumer=label)
+
+    def note_comparison(self, call: cst.Call, fact: Fact | None) -> None:
+        """Remember which arguments a loss (or a difference, a ratio) compares against (`comparisons`)."""
+        if fact is None or fact.reference is None:
+            return
+        position, keyword = fact.reference
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        if position < 0:
+            self.comparisons[call] = (True, tuple(positional))
+            return
+        named = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == keyword]
+        self.comparisons[call] = (False, tuple(named or positional[position:position + 1]))
 
     def forget_opaque(self, label: str, state: State) -> None:
         """What the program kept on the unseen object `label` (and on its attributes) is not known
@@ -497,6 +511,7 @@ class CallEvaluation:
         if "." in name and name.split(".", 1)[0] not in K.KNOWN_PACKAGES:  # not a builtin either
             self.forget_state_of(operands, state)
         # What a function the facts know reads, no model consumes (a fake batch into `torch.cat`).
+        self.note_comparison(call, fact)
         result = self.derive(call, operands, state, frame, consumer=dotted(call.func))
         if any(declared.startswith(name + ".") for declared in self.declared):
             # An instance of a class whose methods the project declares (`engine.Engine()`).

@@ -22,6 +22,7 @@ from gradguard.analysis.facts import (
 )
 from gradguard.analysis.names import canonical, qualify, targets_of
 from gradguard.analysis.program import Program
+from gradguard.analysis.snapshot import reference_only, untrained
 from gradguard.analysis.values import (
     GENERATIONS,
     CallInfo,
@@ -70,6 +71,9 @@ def facts_of(program: Program, source: str) -> FileFacts:
         facts.kept_alive = [k for k in facts.kept_alive if facts.is_local(k.statement)]
         facts.lightning_backward = [c for c in facts.lightning_backward if facts.is_local(c.node)]
         facts.elsewhere = _elsewhere(program)
+        facts.foreign = _foreign(program, facts)
+        base = os.path.dirname(program.project.file) if program.project and program.project.file else ""
+        facts.shown_path = lambda path: os.path.relpath(path, base) if base else path
     if program.project is not None:
         facts.dependencies = program.project.dependencies
     facts.incomplete = tuple(_incomplete(program, facts))
@@ -134,7 +138,7 @@ def _at_local_call(program: Program, conflict: Conflict) -> Conflict:
     if carrier is not None and carrier.holder.kind == "variable" and carrier.holder.text in passed:
         text = passed[carrier.holder.text]
         carrier = replace(carrier, holder=Holder("variable", (text,), text), assignments=())
-    return replace(conflict, failing=local, carrier=carrier, remote_failing=failing)
+    return replace(conflict, failing=local, carrier=carrier, remote_failing=failing, remote_carrier=conflict.carrier)
 
 
 def _passed_arguments(program: Program, failing: CallInfo, call: cst.CSTNode) -> dict[str, str]:
@@ -178,6 +182,28 @@ def _elsewhere(program: Program):  # type: ignore[no-untyped-def]
         return None
 
     return where
+
+
+def _foreign(program: Program, linted: FileFacts) -> Callable[[cst.CSTNode], FileFacts | None]:
+    """The facts of the imported project module that holds a node, made once per module when a rule
+    asks (to build a fix there): its text is its syntax tree's, which is the file's, byte for byte."""
+    made: dict[int, FileFacts] = {}
+
+    def facts_of(node: cst.CSTNode) -> FileFacts | None:
+        for info in program.loaded_modules:
+            if info.span(node) is None:
+                continue
+            found = made.get(id(info))
+            if found is None:
+                name = linted.elsewhere(info.module)
+                label = name[0] if name is not None else info.path
+                found = made[id(info)] = FileFacts(
+                    info.module, info.module.code, describe_row=lambda row, label=label: f"{label}:{row}",
+                    elsewhere=linted.elsewhere, foreign=facts_of, path=info.path)
+            return found
+        return None
+
+    return facts_of
 
 
 def _incomplete(program: Program, facts: FileFacts) -> list[Note]:
@@ -400,7 +426,12 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         cause = Cause.SHARED_FORWARD
     if freed_by.kind is CallKind.GRAD and cause in (Cause.SAME_ROOT, Cause.SHARED_FORWARD, Cause.BUILT_BEFORE_LOOP):
         cause = Cause.GRAD_FREED
-    if CallKind.FRAMEWORK in (failing.kind, freed_by.kind):
+    if failing.kind is CallKind.FRAMEWORK and freed_by.kind is CallKind.FRAMEWORK:
+        # The framework's backward of the previous batch freed what the object kept for this one
+        # (`self.hidden` of a `training_step`): state carried across the framework's loop over batches.
+        if carrier is not None and carrier.holder.kind == "attribute" and cause is not Cause.SAME_ROOT:
+            cause = Cause.ACCUMULATED if carrier.augmented else Cause.LOOP_CARRIED
+    elif CallKind.FRAMEWORK in (failing.kind, freed_by.kind):
         cause = Cause.FRAMEWORK
     if why.by_step:
         cause = Cause.STEPPED
@@ -412,6 +443,9 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
     if read is not None and not of_parameters(read.holder):
         # (A module's parameters written in place are no variable a statement of the loop can detach.)
         entry = _entry_statement(read, loop)
+    if cause is Cause.BUILT_BEFORE_LOOP and carrier is not None and not met.masked:
+        carrier = replace(carrier, untrained=untrained(program, met, why.stepped),
+                          reference=reference_only(program, met))
     consumer_stepped = bool(carrier and carrier.fed)
     root_defs = _root_definitions(program, failing)
     only_freeing = [c for c in why.conditions if c not in met.conditions]

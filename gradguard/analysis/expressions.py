@@ -202,6 +202,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.memoised: dict[int, FunctionInfo | None] = {}
         # The same nodes by the call that was handed them (`self.relative_bias(x.shape[1])`).
         self.memo_calls: dict[int, cst.CSTNode] = {}
+        # Sites of operations on leaves that require grad read directly (a parameter, not a module's
+        # call): the objects that hold those leaves (`model` for `model.proto`, as written and as seen
+        # from outside the running methods); "?" when that is not known (a bare variable, a constructor's `self`).
+        self.leaf_owners: dict[int, frozenset[str]] = {}
+        # Calls that compare their arguments (a loss, `torch.sub`): the arguments read as the reference
+        # compared against (a loss's target), with whether either side may be it (`Fact.reference`).
+        self.comparisons: dict[cst.CSTNode, tuple[bool, tuple[cst.CSTNode, ...]]] = {}
         # Module calls by (site, how many times it had been evaluated): the module called and the
         # objects whose methods were running, whose parameters their nodes saved.
         self.module_calls: dict[tuple[int, int], frozenset[str]] = {}
@@ -1319,6 +1326,16 @@ class Evaluator(CallEvaluation, AutogradEvents):
             # Tensors with numbers (`torch.randn(n, d) * 0.1`, `F.normalize(t, dim=1)`): a tensor.
             return FRESH if Kind.TENSOR in kinds and kinds <= {Kind.TENSOR, Kind.SCALAR, Kind.NONE} else UNKNOWN
         site = self.site(node, frame)
+        leaves = [expr for expr, v in operands if v.grad and not v.nodes and v.kind not in _CONTAINERS]
+        if leaves and not source:
+            # Made from a leaf that requires grad read directly (`x @ self.weight`): the object that
+            # holds it, as written and as seen from outside the running methods (`leaf_owners`).
+            held = {text.rsplit(".", 1)[0] if text is not None and "." in text else "?"
+                    for text in (dotted(expr) if isinstance(expr, cst.BaseExpression) else None for expr in leaves)}
+            outside = {owner: self.outside_label(owner) for owner in held if owner != "?"}
+            # `self.weight` where no caller names `self` (a constructor's): whose is not known.
+            held |= {seen if seen.split(".")[0] != "self" else "?" for seen in outside.values()}
+            self.leaf_owners[site] = self.leaf_owners.get(site, frozenset()) | frozenset(held)
         if source or self.saves_tensors(node, state, frame):
             self.saving.add(site)
         saves = site in self.saving

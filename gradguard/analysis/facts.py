@@ -67,6 +67,14 @@ class Carrier:
     # after the failing call (an actor-critic's value, a discriminator's features used as a target):
     # what the later loss would send into them no optimizer uses, so the later loss can read it detached.
     settled: bool = False
+    # Made only by calls of modules (and operations in their methods) that none of the optimizers
+    # stepped between the two calls updates (a teacher, a frozen encoder): no gradient into what made
+    # it is wanted (`causes.Evidence.frozen_source`).
+    untrained: bool = False
+    # Read by the failing loss only as a reference it compares against: a loss's target, or one side of
+    # a difference or ratio with a fresh output of the module that made it (`causes.Evidence.reference_only`);
+    # None when it meets the loss only at such comparisons but as which of their arguments is not known.
+    reference: bool | None = False
 
 
 @dataclass(frozen=True)
@@ -98,6 +106,8 @@ class Conflict:
     # When the failing call is in another module's code: that call (the finding is reported at the
     # call of the linted file that ran it, `failing`).
     remote_failing: CallInfo | None = None
+    # ... and the carrier as that module's code names it (`carrier` may name the argument passed).
+    remote_carrier: Carrier | None = None
     # The failing call retains its graph: it does not fail but goes through the stale graph again
     # each iteration (`retain_graph=True` hides the bug); `freed_by` is that same call.
     masked: bool = False
@@ -130,8 +140,8 @@ class KeptAlive:
 class FileFacts:
     """Everything the rules may ask about one file."""
 
-    module: cst.Module
-    source: str
+    module: cst.Module = field(repr=False)
+    source: str = field(repr=False)
     conflicts: list[Conflict] = field(default_factory=list)
     needless_retains: list[NeedlessRetain] = field(default_factory=list)
     kept_alive: list[KeptAlive] = field(default_factory=list)
@@ -144,6 +154,12 @@ class FileFacts:
     incomplete: tuple[Note, ...] = ()
     # Where the nodes of project modules other than this file are: node -> (path, span).
     elsewhere: Callable[[cst.CSTNode], tuple[str, Span] | None] = field(default=lambda node: None)
+    # The facts of the project module that holds a node of another module (None when none does).
+    foreign: Callable[[cst.CSTNode], FileFacts | None] = field(default=lambda node: None)
+    # For the facts of an imported project module: its absolute path, which its edits carry.
+    path: str | None = None
+    # How messages name another file of the project (relative to the linted file's folder).
+    shown_path: Callable[[str], str] = field(default=lambda path: path)
     _row_index: dict[Callable[[str], bool], list[int]] = field(default_factory=dict, repr=False, compare=False)
 
     def rows_matching(self, test: Callable[[str], bool]) -> list[int]:
@@ -157,6 +173,16 @@ class FileFacts:
     def is_local(self, node: cst.CSTNode | None) -> bool:
         """Whether a node is in this file (not in a project module it imports)."""
         return node is not None and node in self._positions
+
+    def home(self, node: cst.CSTNode) -> FileFacts:
+        """The facts of the file that holds `node`: this one, or an imported project module's, whose
+        spans, text and edits (`Edit.path`) are that module's. KeyError when no file known holds it."""
+        if self.is_local(node):
+            return self
+        found = self.foreign(node)
+        if found is None:
+            raise KeyError(node)
+        return found
 
     def where(self, node: cst.CSTNode) -> str:
         """How a message names the place of a node: "line 12", or "models.py:30" elsewhere."""
@@ -182,8 +208,13 @@ class FileFacts:
         return parents
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """The node that contains `node` (None for the module)."""
-        return self._parents.get(node)
+        """The node that contains `node` (None for the module), in whichever module holds it."""
+        found = self._parents.get(node)
+        if found is None and self.path is None and node not in self._positions:
+            other = self.foreign(node)
+            if other is not None:
+                return other.parent(node)
+        return found
 
     @cached_property
     def _positions(self) -> dict[cst.CSTNode, object]:

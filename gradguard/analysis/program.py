@@ -173,7 +173,11 @@ class Program(Interpreter):
             for name, method in cls.methods.items():
                 if name == "__init__":
                     continue
-                self._entry(method, base_state, instance, framework=self._framework_backward(cls, name))
+                framework = self._framework_backward(cls, name)
+                after = self._entry(method, base_state, instance, framework=framework)
+                if framework and after is not None:
+                    # The framework calls it again for the next batch, with what the object kept.
+                    self._entry(method, after, instance, framework=True)
 
     def _definitions_only(self) -> State:
         """The module's state from its definitions alone (imports, functions, classes, assignments
@@ -258,13 +262,16 @@ class Program(Interpreter):
             return None
         if framework:
             # The framework backward-s what each path returns, in the state of that path.
-            for path_state, returned in self.last_returns or [(state, result)]:
+            paths = self.last_returns or [(state, result)]
+            for path_state, returned in paths:
                 if returned.keys is not None and returned.elems is not None:
                     found = [e for k, e in zip(returned.keys, returned.elems) if k in K.FRAMEWORK_LOSS_KEYS]
                     returned = found[0] if found else returned
                 elif returned.elems:
                     returned = returned.elems[0]
                 self._framework_call(info, returned, path_state)
+            # What the object keeps for the next call, with the graphs the framework's backward freed.
+            return State.join_all([path_state for path_state, _ in paths]) or state
         return state
 
     def unseen_argument(self, param: cst.Param, roles: dict[str, Role], state: State, frame: Frame) -> Value:
@@ -299,6 +306,8 @@ class Program(Interpreter):
         call = CallInfo(node, None, CallKind.FRAMEWORK, framework, None, False, False, (), info.qualname)
         self.framework_calls.append(call)
         self.reach(call, returned, state)
+        # It frees what it traversed: the next batch's call (see `run`) meets what the object kept.
+        self.release(call, returned, False, state)
 
 
 def _calls_anything(node: cst.CSTNode) -> bool:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -113,18 +116,46 @@ class Project:
         return None
 
 
+# Texts that stand for project modules instead of what their files hold, by absolute path: the
+# modules a fix being checked (or applied round after round by `--fix`) has edited, or an editor's
+# unsaved buffers.
+_OVERLAY: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("gradguard_module_overlay", default=())
+
+
+def overlay() -> tuple[tuple[str, str], ...]:
+    """The module texts in force, as (absolute path, text) pairs sorted by path."""
+    return _OVERLAY.get()
+
+
+@contextmanager
+def overlaid(texts: dict[str, str] | tuple[tuple[str, str], ...]) -> Iterator[None]:
+    """Within it, the project modules at these paths read as these texts (on top of the overlay
+    already in force)."""
+    merged = dict(_OVERLAY.get())
+    merged.update(texts.items() if isinstance(texts, dict) else texts)
+    token = _OVERLAY.set(tuple(sorted((os.path.abspath(p), t) for p, t in merged.items())))
+    try:
+        yield
+    finally:
+        _OVERLAY.reset(token)
+
+
 def _parse(name: str, path: str) -> ModuleInfo | None:
     """Read and parse one project module; None when it cannot be read, decoded or parsed (the
     analysis then knows nothing of it, as of any library). A module several linted files import is
     parsed once per process while its content stays the same."""
-    try:
-        if os.path.getsize(path) > MAX_MODULE_BYTES:
-            return None
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
     path = os.path.abspath(path)
+    text = dict(_OVERLAY.get()).get(path)
+    if text is not None:
+        data = text.encode("utf-8")
+    else:
+        try:
+            if os.path.getsize(path) > MAX_MODULE_BYTES:
+                return None
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
     key = (name, path, hashlib.sha256(data).hexdigest())
     if key in _PARSED:
         return _PARSED[key]

@@ -79,7 +79,10 @@ def screen(source: str) -> Screen | None:
     relevant = False
     modules: set[str] = set()
     names = _call_names()
+    steps = api.framework_steps()
     for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name in steps:
+            relevant = True  # a framework backward()s what it returns (Lightning's `training_step`)
         if not isinstance(node, ast.Call):
             continue
         func = node.func

@@ -25,6 +25,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
@@ -95,10 +96,24 @@ def _fix_lines(result: FileResult, path: str, diagnostic: Diagnostic, width: int
     if before is None or not fix.edits:
         return
     label = f"{path}:cell {diagnostic.cell}" if diagnostic.cell is not None else path
-    after = apply_edits(before, fix.edits)
-    diff = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=label, tofile=label, n=1
-    )
+    local = [edit for edit in fix.edits if edit.path is None]
+    diff: list[str] = []
+    if local:
+        after = apply_edits(before, local)
+        diff.extend(difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=label, tofile=label, n=1
+        ))
+    # The project module where the cause sits, when the fix edits it too.
+    for other in fix.other_files:
+        text = _read_text(other)
+        if text is None:
+            continue
+        shown = os.path.normpath(os.path.join(os.path.dirname(path), os.path.relpath(
+            other, os.path.dirname(os.path.abspath(result.path)))))
+        changed = apply_edits(text, [edit for edit in fix.edits if edit.path == other])
+        diff.extend(difflib.unified_diff(
+            text.splitlines(keepends=True), changed.splitlines(keepends=True), fromfile=shown, tofile=shown, n=1
+        ))
     yield snippet.gutter(width)
     for line in diff:
         shown = line.rstrip("\r\n").expandtabs(snippet.TAB_SIZE)
@@ -116,6 +131,15 @@ def _fix_lines(result: FileResult, path: str, diagnostic: Diagnostic, width: int
         text.append(shown, style=style)
         yield text
     yield snippet.gutter(width)
+
+
+def _read_text(path: str) -> str | None:
+    """Another file's text as the analysis read it (UTF-8, a BOM dropped); None when it is gone."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def diagnostic_block(result: FileResult, path: str, diagnostic: Diagnostic) -> Iterator[Text]:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from gradguard.model import Diagnostic, FileError, FileResult, Fix, Location, Note, Span
+from gradguard.model import Diagnostic, Edit, FileError, FileResult, Fix, Location, Note, Span
 from gradguard.report._common import (
     FILE_ERROR_CODE,
     NOTE_CODE,
@@ -45,15 +45,21 @@ def _fix(fix: Fix | None) -> dict[str, Any] | None:
     return {
         "applicability": fix.applicability.value,
         "message": fix.message,
-        "edits": [
-            {
-                "content": edit.content,
-                "location": _location(edit.span.start),
-                "end_location": _location(edit.span.end),
-            }
-            for edit in fix.edits
-        ],
+        "edits": [_edit(edit) for edit in fix.edits],
     }
+
+
+def _edit(edit: Edit) -> dict[str, Any]:
+    """One edit with ruff's keys; an edit of another file (the project module where the cause sits)
+    also names that file, absolute, as `filename`."""
+    entry: dict[str, Any] = {
+        "content": edit.content,
+        "location": _location(edit.span.start),
+        "end_location": _location(edit.span.end),
+    }
+    if edit.path is not None:
+        entry["filename"] = edit.path
+    return entry
 
 
 def diagnostic_entry(filename: str, diagnostic: Diagnostic) -> dict[str, Any]:

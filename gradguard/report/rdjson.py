@@ -56,7 +56,8 @@ def diagnostic(path: str, item: Diagnostic, source: str | None) -> dict[str, Any
     }
     if item.cell is None:
         entry["location"] = {"path": path, "range": _range(item.span.start, item.span.end, lines)}
-        if is_safe_fix(item) and item.fix is not None:
+        # A suggestion has no file of its own: a fix that also edits another file is not one.
+        if is_safe_fix(item) and item.fix is not None and not item.fix.other_files:
             entry["suggestions"] = [
                 {"range": _range(edit.span.start, edit.span.end, lines), "text": edit.content}
                 for edit in item.fix.edits

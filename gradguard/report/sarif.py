@@ -22,7 +22,7 @@ from urllib.parse import quote, urlsplit
 
 import gradguard
 from gradguard import catalogue
-from gradguard.model import Diagnostic, FileError, FileResult, Note, Severity, Span
+from gradguard.model import Diagnostic, Edit, FileError, FileResult, Note, Severity, Span
 from gradguard.report._common import (
     FILE_ERROR_CODE,
     NOTE_CODE,
@@ -106,7 +106,8 @@ def _physical(artifact: dict[str, str], span: Span, cell: int | None) -> dict[st
     }
 
 
-def result_object(diagnostic: Diagnostic, artifact: dict[str, str], rule_index: int) -> dict[str, Any]:
+def result_object(diagnostic: Diagnostic, artifact: dict[str, str], rule_index: int,
+                  cwd: Path | None = None) -> dict[str, Any]:
     """One finding as a SARIF `result`."""
     span = diagnostic.span
     message = diagnostic.message
@@ -129,17 +130,22 @@ def result_object(diagnostic: Diagnostic, artifact: dict[str, str], rule_index: 
         result["relatedLocations"] = related
     fix = diagnostic.fix
     if fix is not None and fix.edits and diagnostic.cell is None:
+        # One change per file: a fix may edit the project module where the cause sits, too.
+        files: dict[str | None, list[Edit]] = {}
+        for edit in fix.edits:
+            files.setdefault(edit.path, []).append(edit)
         result["fixes"] = [
             {
                 "description": {"text": f"{fix.message} ({fix.applicability.value} fix)"},
                 "artifactChanges": [
                     {
-                        "artifactLocation": artifact,
+                        "artifactLocation": artifact if path is None else _artifact(path, cwd or Path.cwd()),
                         "replacements": [
                             {"deletedRegion": _region(edit.span), "insertedContent": {"text": edit.content}}
-                            for edit in fix.edits
+                            for edit in edits
                         ],
                     }
+                    for path, edits in files.items()
                 ],
             }
         ]
@@ -189,7 +195,7 @@ def log(results: Sequence[FileResult], cwd: Path) -> dict[str, Any]:
                 index[diagnostic.code] = len(rules)
                 doc = rule_doc(diagnostic.code)
                 rules.append(rule_descriptor(doc) if doc else _unknown_descriptor(diagnostic.code))
-            sarif_results.append(result_object(diagnostic, artifact, index[diagnostic.code]))
+            sarif_results.append(result_object(diagnostic, artifact, index[diagnostic.code], cwd))
         notes.extend(_note_notification(note, artifact) for note in sorted_notes(result.incomplete))
     root = Path(os.path.abspath(cwd)).as_uri().rstrip("/") + "/"
     return {

@@ -59,8 +59,11 @@ class Rule:
         doc = self.doc
         fix = None
         if edits:
-            fix = Fix((fix_title or doc.fix_title).format(**fields),
-                      applicability or doc.fix_applicability, tuple(edits))
+            title = (fix_title or doc.fix_title).format(**fields)
+            others = sorted({facts.shown_path(edit.path) for edit in edits if edit.path is not None})
+            if others:
+                title += f" (in {', '.join(others)})"
+            fix = Fix(title, applicability or doc.fix_applicability, tuple(edits))
         message = (doc.masked_message if masked and doc.masked_message else doc.message).format(**fields)
         diagnostic = Diagnostic(
             code=self.code,
@@ -142,6 +145,9 @@ class ConflictRule(Rule):
     """
 
     causes: ClassVar[frozenset[Cause]]
+    # Whether a call of this file that fails inside another module's helper gets the fix that
+    # module's code would get (`_remote_fix`); False where the failing call there is not the cause.
+    remote_fixes: ClassVar[bool] = True
 
     def decide(self, facts: FileFacts, conflict: Conflict) -> model.Option:
         """The fix option the cause model chooses for this conflict."""
@@ -163,8 +169,10 @@ class ConflictRule(Rule):
                 try:
                     plan = self.fix(facts, conflict, self.decide(facts, conflict))
                 except KeyError:
-                    # The fix would edit code of another module (where the cause is): none here.
+                    # The fix would mix this file's code with another module's in a way no rule builds.
                     plan = FixPlan()
+                if not plan.edits and conflict.remote_failing is not None:
+                    plan = self._remote_fix(facts, conflict) or plan
                 edits = [] if any(_repeats(facts, edit) for edit in plan.edits) else list(plan.edits)
                 fields = self.fields(facts, conflict)
                 diagnostic = self.report(facts, conflict.failing.node, related=conflict_related(facts, conflict),
@@ -175,6 +183,22 @@ class ConflictRule(Rule):
                     by_hand = plan.title.format(**fields)
                     diagnostic = replace(diagnostic, message=f"{diagnostic.message} (fix by hand: {by_hand})")
                 yield diagnostic
+
+    def _remote_fix(self, facts: FileFacts, conflict: Conflict) -> FixPlan | None:
+        """For a call of this file that fails inside another module's helper (whose loop carries the
+        state, whose grad frees the graph): the fix built there, as if that module were linted, its
+        edits naming that file. None when there is none."""
+        assert conflict.remote_failing is not None
+        if not self.remote_fixes:
+            return None
+        remote = replace(conflict, failing=conflict.remote_failing,
+                         carrier=conflict.remote_carrier or conflict.carrier, remote_failing=None, remote_carrier=None)
+        try:
+            home = facts.home(remote.failing.node)
+            plan = self.fix(home, remote, self.decide(home, remote))
+        except KeyError:
+            return None
+        return plan if plan.edits else None
 
     def applies(self, conflict: Conflict) -> bool:
         """Whether this rule reports a conflict of one of its causes (all of them by default)."""
@@ -212,6 +236,8 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         grad_feeds_loss=grad_feeds_later_code(facts, conflict),
         sampled=conflict.carrier is not None and conflict.carrier.sampled,
         settled_input=conflict.carrier is not None and conflict.carrier.settled,
+        frozen_source=conflict.carrier is not None and conflict.carrier.untrained,
+        reference_only=conflict.carrier is not None and conflict.carrier.reference is True,
         guarded_apart=not same_call and facts.is_local(freed.statement) and facts.is_local(failing.statement)
         and codemods.enclosing_function(facts, freed.statement) is codemods.enclosing_function(facts, failing.statement)
         and model.guarded_apart(branches_around(facts, freed.statement), branches_around(facts, failing.statement)),
@@ -300,10 +326,28 @@ def grad_feeds_later_code(facts: FileFacts, conflict: Conflict) -> bool:
     names = codemods.target_names(grad_statement)
     if grad_statement is None or failing is None or not names:
         return bool(names)
+    if not facts.is_local(grad_statement):
+        # The grad runs in a helper of another module: what it returned feeds a loss when the rest of
+        # the helper uses it as a tensor (`return (g.norm(2, dim=1) - 1).pow(2).mean()`), not when it
+        # only reports it or turns it into a number (`return g.norm().item()`).
+        home = facts.home(grad_statement)
+        helper = codemods.enclosing_function(home, grad_statement)
+        if helper is None:
+            return True
+        return codemods.read_in_rows(home, names, home.span(grad_statement).end.row, home.span(helper).end.row,
+                                     _reports, _cuts)
     start, end = facts.span(grad_statement).end.row, facts.span(failing).start.row
     if end <= start:
         return True
     return codemods.read_in_rows(facts, names, start, end, _reports)
+
+
+def _cuts(call: cst.Call) -> bool:
+    """A tensor method whose result leaves the graph (a Python number, a detached tensor)."""
+    if not isinstance(call.func, cst.Attribute):
+        return False
+    fact = api.method(call.func.attr.value, Receiver.TENSOR)
+    return fact is not None and fact.returns in (Returns.VALUE, Returns.CUT)
 
 
 def _reports(call: cst.Call) -> bool:
@@ -434,9 +478,14 @@ def _viewed(assignments: tuple[cst.CSTNode, ...]) -> str | None:
 
 def freed_row(facts: FileFacts, conflict: Conflict) -> str:
     """Where the call that freed the graph is, as messages say it ("line 12", "cell 3, line 4")."""
-    if conflict.freed_by.kind is CallKind.FRAMEWORK:
-        return "the framework"
-    return facts.where(conflict.freed_by.node)
+    freed = conflict.freed_by
+    if freed.kind is CallKind.FRAMEWORK:
+        if not facts.is_local(freed.node):
+            return "the framework"
+        # The framework's loop over batches: its backward of what the method returned last time.
+        method = freed.function.rsplit(".", 1)[-1]
+        return f"{facts.where(freed.node)} ({freed.root_text}'s, of what `{method}` returned for the previous batch)"
+    return facts.where(freed.node)
 
 
 @cache

@@ -23,6 +23,9 @@ class RepeatedBackward(ConflictRule):
 
     code = "GG001"
     causes = frozenset({Cause.SAME_ROOT})
+    # A backward repeated inside another module's code (a framework's loop backward()s what the
+    # user's step already backward-ed): that code is right for every other caller; the cause is here.
+    remote_fixes = False
 
     def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
         if option.kind is model.FixKind.RETAIN_GRAPH:
@@ -48,9 +51,9 @@ class RepeatedBackward(ConflictRule):
 
 def _retain_earlier(facts: FileFacts, conflict: Conflict) -> list[Edit]:
     call = conflict.freed_by.node
-    if not isinstance(call, cst.Call) or conflict.freed_by.kind not in (CallKind.BACKWARD, CallKind.GRAD) \
-            or not facts.is_local(call):
+    if not isinstance(call, cst.Call) or conflict.freed_by.kind not in (CallKind.BACKWARD, CallKind.GRAD):
         return []
+    # In whichever module the earlier backward is (a gradient-norm helper of `metrics.py`).
     return [codemods.set_keyword(facts, call, RETAIN_GRAPH, "True")]
 
 

@@ -8,11 +8,12 @@ import libcst as cst
 from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.api.torch_functions import GRAD_INPUTS
+from gradguard.analysis.api.torch_functions import GRAD_INPUTS, NO_GRAD_CONTEXT
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
+from gradguard.analysis.program import module_imports
 from gradguard.analysis.values import CallKind
 from gradguard.model import Edit, Location, Span
-from gradguard.rules import ConflictRule, FixPlan
+from gradguard.rules import ConflictRule, FixPlan, carrier_shape
 
 
 class GraphBuiltOutsideLoop(ConflictRule):
@@ -22,7 +23,10 @@ class GraphBuiltOutsideLoop(ConflictRule):
     causes = frozenset({Cause.BUILT_BEFORE_LOOP, Cause.MEMOIZED})
 
     def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
-        edits, title = _fix(facts, conflict)
+        if option.kind is model.FixKind.NO_GRAD:
+            edits, title = _without_graph(facts, conflict)
+        else:
+            edits, title = _fix(facts, conflict)
         return FixPlan(tuple(edits), title)
 
 
@@ -51,6 +55,16 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
             return [_unguard(facts, guard)], "Recompute `{carrier}` on every call instead of caching it"
         return [], None
     loop = conflict.loop
+    if carrier.reference is None:
+        # The loss compares against it at a difference, a ratio or a loss's target, but as which
+        # argument is not known: a snapshot (no grad at source) or a value to recompute.
+        return [], _SNAPSHOT_OR_RECOMPUTE
+    if isinstance(loop, (cst.For, cst.While)) and any(
+            other != carrier.holder.text and codemods.reads_name(loop, other)
+            for other in codemods.target_names(definition)):
+        # It also assigns values the loop reads (`obs, actions, old_log_probs = collect(...)`):
+        # computed again in the loop, those would change too.
+        return [], _BY_HAND
     if isinstance(loop, (cst.For, cst.While)) and any(read.shape == "data" for read in carrier.reads):
         if carrier.is_data:
             return [], _AT_SOURCE  # the loader itself: the tensor it was built from is what to detach
@@ -114,6 +128,54 @@ def _into_inner_loop(facts: FileFacts, conflict: Conflict, loop: cst.For | cst.W
     lines = codemods.statement_text(facts, definition, comments=True)
     return [codemods.remove_statement(facts, definition, comments=True),
             codemods.insert_before(facts, first, lines)], None
+
+
+def _without_graph(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
+    """A snapshot (a loss's target, the old side of a ratio) or the output of modules no optimizer
+    of the loop trains (a teacher): computed without a graph where it is made, so that every
+    iteration reads the same values as before and none goes back through it. The statement that
+    assigns only the carrier runs under `torch.no_grad()` (batch-norm statistics and random draws
+    happen as before); one that assigns other values too is followed by a detach of the carrier alone.
+    None when the carrier has several assignments, or one in another module or of another shape."""
+    carrier = conflict.carrier
+    assignments = [a for a in carrier.assignments if not _assigns_none(a)] if carrier is not None else []
+    if carrier is None or len(assignments) != 1 or not facts.is_local(assignments[0]) \
+            or not _single_assignment(assignments[0]):
+        return [], _NO_GRAD_BY_HAND
+    definition = assignments[0]
+    name = carrier.holder.text
+    assign = definition.body[0]  # type: ignore[attr-defined]
+    targets = codemods.target_texts(definition)
+    if targets == [name] and isinstance(assign.targets[0].target, (cst.Name, cst.Attribute)):
+        context = _spelled(facts, NO_GRAD_CONTEXT)
+        span = facts.span(definition)
+        lines = facts.lines[span.start.row - 1:span.end.row]
+        if context is None or any(quotes in line for line in lines for quotes in ('"""', "'''")):
+            return [], _NO_GRAD_BY_HAND
+        indent, unit, newline = facts.indent_of(definition), facts.module.default_indent, facts.newline()
+        text = f"{indent}with {context}():{newline}" + "".join(
+            f"{unit}{line}{newline}" if line.strip() else newline for line in lines)
+        return [Edit(Span(Location(span.start.row, 1), Location(span.end.row + 1, 1)), text)], \
+            f"Compute `{{carrier}}` under `{context}()`: nothing should go back through it"
+    if name not in targets:
+        return [], _NO_GRAD_BY_HAND
+    detached = model.detach_code(name, carrier_shape(facts, conflict))
+    if detached is None:
+        return [], _NO_GRAD_BY_HAND
+    return [codemods.insert_after(facts, definition, [f"{name} = {detached}"])], \
+        "Detach `{carrier}` where it is made: nothing should go back through it"
+
+
+def _spelled(facts: FileFacts, qualified: str) -> str | None:
+    """How the module's own imports name `qualified` (`torch.no_grad`, `th.no_grad`, `no_grad`);
+    None when no top-level import reaches it."""
+    found = []
+    for local, bound in module_imports(facts.module).items():
+        if bound == qualified:
+            found.append(local)
+        elif qualified.startswith(bound + "."):
+            found.append(local + qualified[len(bound):])
+    return min(found, key=len, default=None)
 
 
 def _differentiated_through(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) -> bool:
@@ -180,6 +242,10 @@ def _first_read(facts: FileFacts, conflict: Conflict) -> cst.CSTNode:
 
 
 _BY_HAND = "Compute `{carrier}` inside the loop, from values bound there"
+_SNAPSHOT_OR_RECOMPUTE = ("Compute `{carrier}` under `no_grad()` where it is made if the loss compares against it "
+                          "as a fixed reference, or inside the loop if gradients should flow through it each step")
+_NO_GRAD_BY_HAND = ("Compute `{carrier}` without a graph where it is made (under `no_grad()`, or `.detach()` it "
+                    "there): nothing should go back through it")
 _UNMASK_BY_HAND = ("Compute `{carrier}` inside the loop if it must follow the weights, or build it without a graph "
                    "(`.detach()`) if it is data; then drop `retain_graph=True`")
 _AT_SOURCE = "Build the tensors `{carrier}` holds without a graph (`.detach()` or `torch.no_grad()` where they are computed)"
@@ -214,13 +280,14 @@ def _unmemoise(facts: FileFacts, decorators: tuple[tuple[cst.Decorator, str], ..
     shares its line with other code."""
     edits = []
     for decorator, uncached in decorators:
+        facts = facts.home(decorator)
         span = facts.span(decorator)
         line = facts.lines[span.start.row - 1]
         if span.start.row != span.end.row or not line.strip().startswith("@"):
             return []
         indent = line[: len(line) - len(line.lstrip())]
         text = f"{indent}@{uncached}{facts.newline()}" if uncached else ""
-        edits.append(Edit(Span(Location(span.start.row, 1), Location(span.start.row + 1, 1)), text))
+        edits.append(Edit(Span(Location(span.start.row, 1), Location(span.start.row + 1, 1)), text, facts.path))
     return edits
 
 
@@ -232,6 +299,7 @@ def _assigns_none(statement: cst.CSTNode) -> bool:
 
 def _unguard(facts: FileFacts, guard: cst.If) -> Edit:
     """Replace `if cache is None: cache = ...` by its body, one level less indented."""
+    facts = facts.home(guard)
     outer = facts.indent_of(guard)
     body = guard.body
     lines: list[str] = []
@@ -241,4 +309,4 @@ def _unguard(facts: FileFacts, guard: cst.If) -> Edit:
     span = facts.span(guard)
     newline = facts.newline()
     text = "".join(f"{outer}{line}{newline}" for line in lines)
-    return Edit(Span(Location(span.start.row, 1), Location(span.end.row + 1, 1)), text)
+    return Edit(Span(Location(span.start.row, 1), Location(span.end.row + 1, 1)), text, facts.path)

@@ -14,14 +14,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gradguard import causes as model
-from gradguard.analysis.api import weight_updates
+from gradguard.analysis.api import reference_nodes, weight_updates
 from gradguard.analysis.api.optim import GROUP_PARAMS, PARAM_GROUPS
 from gradguard.analysis.api.torch_tensor import CREATE_GRAPH, LEAF, RETAIN_GRAPH
 from gradguard.runtime import source as src
 from gradguard.runtime.carrier import Candidate, frame_local
 from gradguard.runtime.context import Context
 from gradguard.runtime.diagnosis import CallSite, Carrier, Cause
-from gradguard.runtime.graph import children_of
+from gradguard.runtime.graph import children_of, grad_fn_of, node_name
 from gradguard.runtime.records import CallRecord
 
 GAN_WORDS = ("fake", "generated", "gen_", "x_gen", "g_out")
@@ -141,7 +141,9 @@ def accumulation(context: Context, candidate: Candidate) -> ast.stmt | None:
 
 
 def built_outside_loop(context: Context, candidate: Candidate) -> bool:
-    """True when the carrier is assigned once, outside the loop that runs the failing code."""
+    """True when the carrier is assigned outside the innermost loop that runs the failing code (before
+    every loop, or once per iteration of an outer one: a rollout's log-probabilities, an epoch's
+    prototypes), and never inside it."""
     if candidate.owner is not None and candidate.attribute is not None:
         found = context.class_assignments(candidate.owner, candidate.attribute)
         if not found:
@@ -161,8 +163,8 @@ def built_outside_loop(context: Context, candidate: Candidate) -> bool:
     loops = source.loops_around(scope, frame.f_lineno or 0)
     if not found or not loops:
         return False
-    outer = loops[-1]
-    return not [a for a in found if outer.lineno <= a.line <= (outer.end_lineno or outer.lineno)]
+    inner = loops[0]
+    return not [a for a in found if inner.lineno <= a.line <= (inner.end_lineno or inner.lineno)]
 
 
 def _is_memo(source: src.SourceFile, assignment: src.Assignment, attribute: str) -> bool:
@@ -265,6 +267,9 @@ def fix_facts(
     home = context.home(candidate) if candidate is not None else None
     if candidate is not None and home is not None:
         facts["outside_loop"] = built_outside_loop(context, candidate) or home is not candidate.frame
+        if facts["outside_loop"] and failing_site is not None:
+            facts["frozen_source"] = _frozen_source(context, candidate, failing_site)
+            facts["reference_only"] = _reference_only(context, candidate)
         source, scope = context.scope(home)
         if source is not None:
             found = src.accumulations(scope, candidate.group)
@@ -303,10 +308,87 @@ def _settled_input(context: Context, candidate: Candidate, source: src.SourceFil
     return bool(updating) and leaves <= covered and not any(_updated_by(o) & leaves for o in after)
 
 
+def _frozen_source(context: Context, candidate: Candidate, failing: CallSite) -> bool:
+    """The monitor's `Evidence.frozen_source`: the optimizers stepped in the innermost loop around the
+    failing call (named by its `step` calls, looked up in the failing frame) update none of the
+    parameters behind the carrier (a teacher's)."""
+    frame = context.failure.frame
+    source = context.source(failing.filename)
+    if frame is None or source is None or frame.f_code.co_filename != source.filename:
+        return False
+    scope = source.function_at(failing.line)
+    loops = source.loops_around(scope, failing.line)
+    if not loops:
+        return False
+    first, last = loops[0].lineno, loops[0].end_lineno or loops[0].lineno
+    stepped = _stepped(frame, source, scope, first - 1, last + 1)
+    leaves = _leaves_behind(candidate.tensor)
+    return bool(stepped) and bool(leaves) and not any(_updated_by(o) & leaves for o in stepped)
+
+
+def _reference_only(context: Context, candidate: Candidate, limit: int = 20_000) -> bool:
+    """The monitor's `Evidence.reference_only`: in the failing graph, the nodes computed from the
+    carrier alone meet the rest only at comparisons that take them as the reference: a loss's target
+    input (`api.reference_nodes`), or one side of a difference or ratio whose other side is computed
+    from parameters behind the carrier too (`exp(new_log_probs - old_log_probs)`)."""
+    carrier = getattr(candidate.tensor, "grad_fn", None)
+    if carrier is None:
+        return False
+    inputs: dict[int, list[Any]] = {}
+    nodes: dict[int, Any] = {}
+    finished: list[int] = []  # children before the nodes that use them
+    stack: list[tuple[Any, bool]] = [(grad_fn_of(root), False) for root in context.failure.roots]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            finished.append(id(node))
+            continue
+        if node is None or id(node) in nodes:
+            continue
+        if len(nodes) >= limit:
+            return False
+        nodes[id(node)] = node
+        stack.append((node, True))
+        if node is carrier:
+            continue
+        try:
+            inputs[id(node)] = [child for child, _ in node.next_functions]
+        except Exception:  # noqa: BLE001 - a foreign node type: no evidence
+            return False
+        stack.extend((child, False) for child in inputs[id(node)] if child is not None)
+    # Computed from the carrier alone (with constants): every input is.
+    pure = {id(carrier)}
+    for key in finished:
+        present = [child for child in inputs.get(key, ()) if child is not None]
+        if present and all(id(child) in pure for child in present):
+            pure.add(key)
+    meetings = [key for key, children in inputs.items()
+                if key not in pure and any(c is not None and id(c) in pure for c in children)]
+    if not meetings:
+        return False
+    slots = reference_nodes()
+    behind = _leaves_from(carrier)
+    for key in meetings:
+        slot = slots.get(node_name(nodes[key]))
+        children = inputs[key]
+        held = {i for i, c in enumerate(children) if c is not None and id(c) in pure}
+        if slot is None or len(held) != 1 or (slot >= 0 and held != {slot}):
+            return False
+        if slot < 0:
+            others = [c for c in children if c is not None and id(c) not in pure]
+            if not others or not any(_leaves_from(other) & behind for other in others):
+                return False
+    return True
+
+
 def _leaves_behind(tensor: Any, limit: int = 100_000) -> set[int]:
     """`id`s of the leaf tensors (parameters) a tensor's graph reaches, freed or not."""
+    return _leaves_from(getattr(tensor, "grad_fn", None), limit)
+
+
+def _leaves_from(root: Any, limit: int = 100_000) -> set[int]:
+    """`id`s of the leaf tensors (parameters) the graph below an autograd node reaches."""
     found: set[int] = set()
-    root = getattr(tensor, "grad_fn", None)
     seen, stack = {id(root)}, [root]
     while stack and len(seen) <= limit:
         node = stack.pop()
@@ -378,11 +460,14 @@ def _grad_feeds_loss(context: Context, culprit: CallRecord, failing: CallSite) -
     if receiver is None:
         return True
     failing_scope = failing_source.function_at(failing.line)
+    if scope is not failing_scope:
+        # A helper's grad: its result feeds the loss when the helper goes on using it as a tensor
+        # (returns a penalty built from it), not when it only turns it into a number or shows it.
+        keys = {key for target in targets for key in src.names_in(target)}
+        return src.used_as_tensor_after(scope, statement, keys)
     for target in targets:
         for key in src.names_in(target):
-            if scope is failing_scope and src.depends_on(scope, receiver, key):
-                return True
-            if scope is not failing_scope:
+            if src.depends_on(scope, receiver, key):
                 return True
     return False
 

@@ -6,12 +6,13 @@ keeps the last few) cannot extend any lifetime.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from gradguard import causes
-from gradguard.analysis.api.torch_functions import GRAD_FUNCTION
+from gradguard.analysis.api.torch_functions import GRAD_FUNCTION, NO_GRAD_CONTEXT
 from gradguard.analysis.api.torch_tensor import BACKWARD
 from gradguard.causes import Cause, FixKind  # noqa: F401 - the runtime's names for the shared model
 
@@ -200,6 +201,8 @@ def evidence_from(facts: dict[str, Any]) -> causes.Evidence:
         intended_second_pass=bool(facts.get("intended_second_pass")),
         guarded_apart=bool(facts.get("guarded_apart")),
         settled_input=bool(facts.get("settled_input")),
+        frozen_source=bool(facts.get("frozen_source")),
+        reference_only=bool(facts.get("reference_only")),
     )
 
 
@@ -284,6 +287,28 @@ def _recompute(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
     return code, f"move it inside the loop, before line {failing.line if failing else '?'}; or detach it if no gradient should flow into it"
 
 
+def _no_grad(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
+    carrier: Carrier | None = facts.get("carrier")
+    statement = (facts.get("assignment_statement") or (carrier.source if carrier else "")).strip()
+    line = f" (line {carrier.line})" if carrier is not None and carrier.line else ""
+    why = causes.choose(cause, evidence_from(facts)).summary
+    if statement and _assigns_only(statement, expression):
+        # The text lint's fix writes: the statement that makes it, under no_grad.
+        return f"with {NO_GRAD_CONTEXT}():\n    {statement}", f"where `{expression}` is made{line}: {why}"
+    return f"{expression} = {expression}.detach()", f"right after `{expression}` is made{line}: {why}"
+
+
+def _assigns_only(statement: str, expression: str) -> bool:
+    """Whether a one-line assignment binds `expression` and nothing else (`x = f(...)`)."""
+    try:
+        tree = ast.parse(statement)
+    except SyntaxError:
+        return False
+    node = tree.body[0] if len(tree.body) == 1 else None
+    return isinstance(node, ast.Assign) and len(node.targets) == 1 \
+        and isinstance(node.targets[0], (ast.Name, ast.Attribute)) and ast.unparse(node.targets[0]) == expression
+
+
 def _create(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
     return facts.get("freed_call_create") or f"{GRAD_FUNCTION}(..., create_graph=True)", \
         f"on the {GRAD_FUNCTION} call whose result is part of the loss"
@@ -323,7 +348,8 @@ def _other(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
 
 _WORDING = {
     FixKind.DETACH: _detach, FixKind.RETAIN_GRAPH: _retain, FixKind.SUM_LOSSES: _sum, FixKind.ITEM: _item,
-    FixKind.RECOMPUTE_IN_LOOP: _recompute, FixKind.CREATE_GRAPH: _create, FixKind.OTHER: _other,
+    FixKind.RECOMPUTE_IN_LOOP: _recompute, FixKind.NO_GRAD: _no_grad, FixKind.CREATE_GRAPH: _create,
+    FixKind.OTHER: _other,
 }
 
 
@@ -334,7 +360,11 @@ def choose_fix(cause: Cause, facts: dict[str, Any]) -> Fix:
     kind = causes.fix_kind(cause, evidence_from(facts))
     code, where = _WORDING[kind](cause, expression, facts)
     note = causes.retain_note(cause)
-    if kind is FixKind.RETAIN_GRAPH and cause is not Cause.GRAD_FREED:
+    if kind is FixKind.RETAIN_GRAPH and cause is Cause.GRAD_FREED:
+        # Nothing of the gradient goes into the later loss (it is only looked at): retaining is the fix.
+        note = ("retain_graph=True is right here: the gradient is only looked at, and the later backward "
+                "frees the graph.")
+    elif kind is FixKind.RETAIN_GRAPH:
         note = "retain_graph=True is right here: the second pass is intended, and the graph is freed after the later backward."
     return Fix(kind, code, where, note)
 

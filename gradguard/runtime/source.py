@@ -352,6 +352,42 @@ def depends_on(scope: ast.AST, target: str, source_key: str) -> bool:
     return target in tainted or bool(names_in(parse_expression(target)) & tainted)
 
 
+def used_as_tensor_after(scope: ast.AST, statement: ast.stmt, names: set[str]) -> bool:
+    """Whether code of `scope` after `statement` reads one of `names` as a tensor: not only inside a
+    tensor method whose result leaves the graph (`g.norm().item()`, the API facts' VALUE or CUT) or
+    a bare call that shows it (`print(g)`). What a helper does with the gradient it took."""
+    from gradguard.analysis import api
+    from gradguard.analysis.api.facts import Returns
+
+    def leaves(call: ast.Call) -> bool:
+        if not isinstance(call.func, ast.Attribute):
+            return False
+        fact = api.method(call.func.attr, Receiver.TENSOR)
+        return fact is not None and fact.returns in (Returns.VALUE, Returns.CUT)
+
+    def reads(node: ast.AST) -> bool:
+        if isinstance(node, ast.Call) and leaves(node):
+            return False
+        if isinstance(node, ast.Name) and node.id in names:
+            return True
+        return any(reads(child) for child in ast.iter_child_nodes(node))
+
+    def shows(call: ast.Call) -> bool:
+        name = unparse(call.func) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+        fact = api.lookup(name) if name is not None else None
+        return fact is not None and fact.receiver is None and fact.returns is Returns.NONE \
+            and fact.backward is None and fact.stores is None
+
+    end = statement.end_lineno or statement.lineno
+    after = [n for n in _walk_scope(scope) if isinstance(n, ast.stmt) and n.lineno > end]
+    for node in after:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and shows(node.value):
+            continue
+        if any(reads(child) for child in ast.iter_child_nodes(node) if not isinstance(child, ast.stmt)):
+            return True
+    return False
+
+
 def parse_expression(text: str) -> ast.AST | None:
     """The expression node for `text`, or None when it does not parse."""
     try:

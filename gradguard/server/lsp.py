@@ -15,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -289,14 +291,13 @@ async def code_action(ls: GradguardServer, params: types.CodeActionParams) -> li
         lsp_diagnostic = convert.diagnostic(item, lines, uri)
         if item.fix is not None:
             safe = item.fix.applicability is Applicability.SAFE
-            edits = [convert.text_edit(edit, lines) for edit in item.fix.edits]
             actions.append(
                 types.CodeAction(
                     title=f"{item.code}: {item.fix.message} ({'safe' if safe else 'unsafe'} fix)",
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[lsp_diagnostic],
                     is_preferred=safe,
-                    edit=types.WorkspaceEdit(changes={uri: edits}),
+                    edit=types.WorkspaceEdit(changes=_fix_changes(item, uri, lines)),
                 )
             )
         row = item.span.start.row
@@ -340,6 +341,24 @@ async def code_action(ls: GradguardServer, params: types.CodeActionParams) -> li
     if wanted:
         actions = [a for a in actions if a.kind is not None and any(str(a.kind).startswith(str(k)) for k in wanted)]
     return actions
+
+
+def _fix_changes(item: Diagnostic, uri: str, lines: Sequence[str]) -> dict[str, list[types.TextEdit]]:
+    """A fix's edits by document: this one's, and those of the project module where the cause sits
+    (its text read from disk, as the analysis read it)."""
+    changes: dict[str, list[types.TextEdit]] = {}
+    assert item.fix is not None
+    for edit in item.fix.edits:
+        if edit.path is None:
+            changes.setdefault(uri, []).append(convert.text_edit(edit, lines))
+            continue
+        try:
+            with open(edit.path, "rb") as handle:
+                other_lines = handle.read().decode("utf-8-sig").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return {}
+        changes.setdefault(Path(edit.path).as_uri(), []).append(convert.text_edit(edit, other_lines))
+    return changes
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)

@@ -709,3 +709,38 @@ def test_what_shares_the_receiver_s_storage_shares_its_version() -> None:
         assert receiver._version > before, fact.name
         checked += 1
     assert checked >= 6
+
+
+def test_a_loss_s_target_is_where_torch_takes_it() -> None:
+    """`Fact.reference`: the argument a loss compares its input against, by torch's own signature (the
+    functional form, and the `forward` of the module class); either side of a difference or ratio."""
+    import inspect
+
+    for fact in api.hand_facts():
+        if fact.reference is None:
+            continue
+        position, keyword = fact.reference
+        target = resolve(fact.name)
+        if position < 0:
+            assert target(torch.ones(2), torch.ones(2)).shape == (2,), fact.name  # a binary op
+            continue
+        function = target.forward if isinstance(target, type) else target
+        parameters = list(inspect.signature(function).parameters)[1 if isinstance(target, type) else 0:]
+        assert parameters[position] == keyword, (fact.name, parameters)
+
+
+def test_the_monitor_finds_a_loss_s_target_at_the_input_its_node_gives() -> None:
+    """`api.reference_nodes`: the node of each comparison, and the input (`next_functions` slot) through
+    which its reference reaches it, as torch builds them."""
+    nodes = api.reference_nodes()
+    assert nodes["MseLossBackward0"] == 1 and nodes["SubBackward0"] == -1
+    made = torch.randn(3, requires_grad=True) * 2
+    reference = torch.rand(3, requires_grad=True) * 0.5 + 0.25
+    for name, fact in ((n, api.lookup(n)) for n in ("torch.nn.functional.mse_loss", "torch.nn.functional.huber_loss",
+                                                     "torch.nn.functional.binary_cross_entropy")):
+        assert fact is not None and fact.reference is not None
+        out = resolve(name)(made.sigmoid(), reference)
+        node = out.grad_fn
+        assert nodes[node.name()] == fact.reference[0]
+        assert node.next_functions[fact.reference[0]][0] is reference.grad_fn
+    assert nodes[(made - reference).grad_fn.name()] == -1 and nodes[(made / reference).grad_fn.name()] == -1

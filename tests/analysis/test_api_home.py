@@ -212,3 +212,4 @@ def test_the_prefilter_looks_for_what_the_facts_say_runs_a_backward() -> None:
     groups = (analysis._WORDS, analysis._CALLED, analysis._KEYWORDS)
     decoded = (frozenset(w.decode() for w in group) for group in groups)
     assert tuple(decoded) == (words, called, keywords)
+    assert frozenset(w.decode() for w in analysis._STEPS) == api.framework_steps()

@@ -220,3 +220,59 @@ def test_declared_helpers_are_matched_by_module_and_qualified_name(tmp_path: Pat
     moved = next(c for c in next(c for c in elsewhere.co_consts if hasattr(c, "co_consts")).co_consts
                  if hasattr(c, "co_qualname"))
     assert not api.runs_backward(moved)  # Engine.step of another module
+
+
+PROBE = '''"""What the outputs are most sensitive to: logged, never trained on."""
+import torch
+
+
+def sensitivity(outputs, inputs):
+    (grads,) = torch.autograd.grad(outputs.sum(), inputs)
+    return grads.norm().item()
+'''
+PENALTY = '''"""A penalty on the loss's gradient with respect to the inputs (double backpropagation)."""
+import torch
+
+
+def gradient_penalty(loss, inputs):
+    (grads,) = torch.autograd.grad(loss, inputs)
+    return grads.pow(2).sum(dim=1).mean()
+'''
+USES_HELPER = '''import torch
+import torch.nn as nn
+
+from {module} import {helper}
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    x = torch.randn(5, 6, requires_grad=True)
+    logits = model(x)
+    loss = nn.functional.cross_entropy(logits, torch.tensor([0, 1, 0, 1, 1]))
+    {use}
+    optimizer.zero_grad()
+    loss.backward()  # fails
+    optimizer.step()
+'''
+
+
+@pytest.mark.parametrize(("text", "helper", "use", "kind"), [
+    (PROBE, "sensitivity", "print(sensitivity(logits, x))", FixKind.RETAIN_GRAPH),
+    (PENALTY, "gradient_penalty", "loss = loss + 0.1 * gradient_penalty(loss, x)", FixKind.CREATE_GRAPH),
+], ids=["logged", "penalty"])
+def test_a_helper_s_grad_gets_the_fix_kind_lint_gives_it(diagnose: Any, project: dict[str, Any], text: str,
+                                                         helper: str, use: str, kind: FixKind) -> None:
+    from gradguard.analysis import analyze
+
+    module = f"probe_{uuid.uuid4().hex[:8]}"
+    (Path(project["root"]) / f"{module}.py").write_text(text, encoding="utf-8")
+    script = _script(project, USES_HELPER.format(module=module, helper=helper, use=use))
+    try:
+        _, d = diagnose(runpy.run_path, str(script), run_name="__main__")
+    finally:
+        sys.modules.pop(module, None)
+    assert d is not None and d.fix.kind is kind
+    (finding,) = analyze(script.read_text(), path=str(script))
+    keyword = "retain_graph" if kind is FixKind.RETAIN_GRAPH else "create_graph"
+    assert finding.code == "GG007" and finding.fix is not None and keyword in finding.fix.message

@@ -241,3 +241,57 @@ def test_a_burst_of_changes_ends_with_the_diagnostics_of_the_last_version(tmp_pa
         assert len(versions) < 5, versions  # the intermediate versions were not all analysed
 
     run(tmp_path, body)
+
+
+PROBE_HELPER = """\
+import torch
+
+
+def input_sensitivity(outputs, inputs):
+    (grads,) = torch.autograd.grad(outputs.sum(), inputs)
+    return grads.norm().item()
+"""
+PROBED_SCRIPT = """\
+import torch
+import torch.nn as nn
+
+from probes import input_sensitivity
+
+model = nn.Linear(8, 3)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    x = torch.randn(4, 8, requires_grad=True)
+    logits = model(x)
+    loss = logits.pow(2).mean()
+    if step % 5 == 0:
+        print(input_sensitivity(logits, x))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_quick_fix_edits_the_helper_module_where_the_cause_sits(tmp_path: Path) -> None:
+    helper = tmp_path / "probes.py"
+    helper.write_text(PROBE_HELPER, encoding="utf-8")
+    path = tmp_path / "train.py"
+    path.write_text(PROBED_SCRIPT, encoding="utf-8")
+    uri = path.as_uri()
+
+    async def body(client: Client) -> None:
+        _open(client, uri, PROBED_SCRIPT)
+        (found,) = await client.wait_for(uri)
+        assert found.code == "GG007"
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=found.range,
+                context=types.CodeActionContext(diagnostics=[found]),
+            )
+        )
+        quick = next(a for a in actions if a.title.endswith("(unsafe fix)"))
+        assert list(quick.edit.changes) == [helper.as_uri()]
+        fixed = _apply(PROBE_HELPER, quick.edit.changes[helper.as_uri()])
+        assert "torch.autograd.grad(outputs.sum(), inputs, retain_graph=True)" in fixed
+
+    run(tmp_path, body)

@@ -32,7 +32,7 @@ from gradguard.analysis.api.facts import (
     When,
 )
 from gradguard.analysis.api.nn import FORWARD, TRAINING
-from gradguard.analysis.api.torch_ops import generated_facts
+from gradguard.analysis.api.torch_ops import generated_facts, table
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -67,6 +67,7 @@ __all__ = [
     "lookup",
     "makes",
     "method",
+    "reference_nodes",
     "weight_updates",
 ]
 
@@ -90,10 +91,9 @@ def declared_facts() -> tuple[Fact, ...]:
     return _DECLARED.get()
 
 # The library modules of this package, each holding a FACTS tuple; imported on first use.
-LIBRARIES = ("torch_functions", "torch_tensor", "nn", "optim", "distributions", "data", "parametrize", "hooks",
-             "checkpoint", "amp", "func", "autograd_function", "std_functools", "std_builtins", "std_random", "std_copy",
-             "lightning",
-             "accelerate", "deepspeed", "transformers", "mmengine")
+LIBRARIES = ("torch_functions", "torch_tensor", "nn", "losses", "optim", "distributions", "data", "parametrize",
+             "hooks", "checkpoint", "amp", "func", "autograd_function", "std_functools", "std_builtins", "std_random",
+             "std_copy", "lightning", "accelerate", "deepspeed", "transformers", "mmengine")
 
 
 @cache
@@ -178,6 +178,13 @@ def backward_methods() -> frozenset[str]:
 
 
 @cache
+def framework_steps() -> frozenset[str]:
+    """Methods a training framework calls once per batch and backward()s what they return
+    (Lightning's `training_step`, mmcv's `train_step`, the transformers Trainer's `compute_loss`)."""
+    return frozenset(m for f in all_facts() if f.base is not None for m in f.base.backward_on)
+
+
+@cache
 def weight_updates() -> frozenset[str]:
     """Optimizer methods that update the weights in place (`step`)."""
     return frozenset(f.name for f in all_facts() if f.updates_weights and f.receiver is Receiver.OPTIMIZER)
@@ -203,3 +210,21 @@ def makes(name: str) -> Returns | None:
         return fact.returns
     family = family_of(name)
     return family.returns if family is not None else None
+
+
+@cache
+def reference_nodes() -> dict[str, int]:
+    """The autograd nodes of the comparisons the facts know, each with the input that takes the
+    reference it compares against (-1: either side): a loss whose own node receives its target
+    (`MseLossBackward0`, input 1), a difference or a ratio (`SubBackward0`). How the runtime monitor
+    sees what lint reads from a call's arguments."""
+    found: dict[str, int] = {}
+    ops = table()["ops"]
+    for fact in hand_facts():
+        entry = ops.get(fact.name)
+        if fact.reference is None or entry is None or not entry.get("grad-fn"):
+            continue
+        position, keyword = fact.reference
+        if position < 0 or keyword in entry.get("saved", ()):
+            found[entry["grad-fn"]] = position
+    return found

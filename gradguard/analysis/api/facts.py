@@ -205,6 +205,9 @@ class Fact:
     # With Returns.ARGUMENTS: the keywords whose arguments come back, in this order, each wrapped
     # (`deepspeed.initialize(model=m, optimizer=o)` gives m's engine, o, ...); none: the positional ones.
     hands_back: tuple[str, ...] = ()
+    # A comparison: the argument it compares its input against (a loss's target), by position and
+    # keyword; (-1, "") when either side may be that reference (a difference, a ratio).
+    reference: tuple[int, str] | None = None
     updates_weights: bool = False  # an optimizer's update: the weights change in place
     writes: Writes | None = None  # a tensor the call (for a module class, its forward) writes in place
     # A module's `train(mode=True)` (True: to its first argument, True when none) or `eval()` (False):

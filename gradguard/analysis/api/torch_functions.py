@@ -28,6 +28,8 @@ GRAD_OUTPUTS = (0, "outputs")
 GRAD_RETAIN = (3, RETAIN_GRAPH)
 GRAD_CREATE = (4, CREATE_GRAPH)
 ROOT_KEYWORDS = (BACKWARD_ROOTS[1], GRAD_OUTPUTS[1])
+# The context manager a value is computed under to build no graph (what a "no grad at source" fix writes).
+NO_GRAD_CONTEXT = "torch.no_grad"
 # What `torch.autograd.grad` differentiates with respect to: its second argument, or this keyword.
 GRAD_INPUTS = (1, "inputs")
 
@@ -43,7 +45,7 @@ FACTS: tuple[Fact, ...] = (
     *prefixed("torch.", ("as_tensor", "from_numpy", "frombuffer"), returns=Returns.FRESH),
     *facts(("torch.nn.Parameter", "torch.nn.parameter.Parameter"), returns=Returns.LEAF),
     # Grad-mode switches, as context managers, decorators or plain calls.
-    *facts(("torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"),
+    *facts((NO_GRAD_CONTEXT, "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"),
            returns=Returns.CONTEXT, grad_mode=GradMode.OFF),
     *facts(("torch.inference_mode", "torch.autograd.grad_mode.inference_mode"),
            returns=Returns.CONTEXT, grad_mode=GradMode.INFERENCE),
