@@ -1,13 +1,16 @@
 """Linting an editor's document for the language server; free of pygls, so a worker process can run it.
 
 `lint_text(..., focused=True)` is the fast check run at each edit: a script's helpers that cannot
-matter are blanked first (`focus.py`). `lint_text(...)` analyses the whole file, as `gradguard lint` does;
-the server runs it in a worker process after a focused check that left something out.
+matter are blanked first (`focus.py`), and its fixes are offered unchecked (checking them re-analyses the
+fixed text, most of a check's cost); the server checks them when a code action asks for them
+(`check_fixes=True`). `lint_text(...)` analyses the whole file and checks its fixes, as `gradguard lint`
+does; the server runs it in a worker process after a focused check.
 """
 
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
 from gradguard.model import FileError, FileResult
@@ -19,10 +22,18 @@ class Check:
 
     result: FileResult
     whole: bool
+    # False when the fixes are offered unchecked (the focused check): some may be withheld once checked,
+    # which changes their findings' messages too.
+    fixes_checked: bool = True
 
 
-def lint_text(text: str, path: str, *, focused: bool = False) -> Check:
-    """Lint a document's text with the settings that apply to `path` (its syntax checked even when skipped)."""
+def lint_text(text: str, path: str, *, focused: bool = False, check_fixes: bool | None = None) -> Check:
+    """Lint a document's text with the settings that apply to `path` (its syntax checked even when skipped).
+
+    `check_fixes`: whether the fixes are checked (a fix the check shows wrong is withheld); by default
+    not in a focused check, always otherwise."""
+    if check_fixes is None:
+        check_fixes = not focused
     from gradguard import engine
     from gradguard.config import ConfigError, Resolver
 
@@ -40,12 +51,15 @@ def lint_text(text: str, path: str, *, focused: bool = False) -> Check:
         return Check(FileResult(path, errors=(error,) if error else (), source=prepared.program), True)
     # A notebook's program, and declared helpers the focus cannot see the calls of, are analysed whole.
     if focused and prepared.notebook is None and not selection.api:
+        from gradguard.fixcheck import unchecked
         from gradguard.server.focus import focus
 
         excerpt = focus(prepared.source)
-        if excerpt is not None:
+        with nullcontext() if check_fixes else unchecked():
+            if excerpt is None:
+                return Check(engine.analyse(prepared, selection), True, fixes_checked=check_fixes)
             result = engine.analyse(replace(prepared, source=excerpt.text, rows=excerpt.rows), selection)
-            return Check(replace(result, source=prepared.source), False)
+        return Check(replace(result, source=prepared.source), False, fixes_checked=check_fixes)
     return Check(engine.analyse(prepared, selection), True)
 
 

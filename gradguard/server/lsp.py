@@ -5,9 +5,11 @@ configuration (`pyproject.toml` / `gradguard.toml`, walking up from the file). T
 document is kept, so code actions and hover answer from it without analysing again; a change re-analyses
 only the document that changed.
 
-A script is first checked focused (its helpers that cannot matter left out, `focus.py`), which is what
-keeps a re-check of a long script fast; when that left anything out, a worker process analyses the whole
-file and its result replaces the focused one (published again only if it differs).
+A script is first checked focused (its helpers that cannot matter left out, `focus.py`, and its fixes
+not yet checked), which is what keeps a re-check of a long script fast; a worker process then analyses
+the whole file and checks its fixes, and its result replaces the focused one (published again only if
+it differs: a fix the check withholds changes its finding's message). A code action asked before that
+result arrives checks the focused check's fixes first (once per version): no unchecked fix is offered.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class Checked:
     cell_lines: dict[int, list[str]] = field(default_factory=dict)
     fixed_all: str | None = None  # the text with every safe fix applied, computed on first request
     whole: bool = True  # False while only the focused check has run
+    fixes_checked: bool = True  # False while the fixes of the focused check are not checked
 
 
 def _path(uri: str) -> str:
@@ -83,9 +86,11 @@ class GradguardServer(LanguageServer):
         text = document.source
         check = lint_text(text, _path(uri), focused=True)
         lines = text.splitlines()
-        self.checked[uri] = Checked(document.version, text, check.result, lines, whole=check.whole)
+        whole = check.whole and check.fixes_checked
+        self.checked[uri] = Checked(document.version, text, check.result, lines, whole=whole,
+                                    fixes_checked=check.fixes_checked)
         self._publish(uri, check.result.diagnostics, lines, check.result, version=document.version)
-        if not check.whole:
+        if not whole:
             self._confirm(uri)
 
     def _confirm(self, uri: str) -> None:
@@ -112,7 +117,7 @@ class GradguardServer(LanguageServer):
                     return
                 if self.confirming.get(uri) or self.checked.get(uri) is not checked:
                     continue  # edited meanwhile: what matters is the latest version
-                checked.whole = True
+                checked.whole = checked.fixes_checked = True
                 changed = (result.diagnostics, result.errors, result.incomplete) != (
                     checked.result.diagnostics,
                     checked.result.errors,
@@ -207,6 +212,18 @@ class GradguardServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, diagnostics=out, version=version)
         )
 
+    def check_fixes(self, uri: str) -> None:
+        """Check the fixes of a document's focused result, unless the worker's result came first (a code
+        action offers no unchecked fix); published again where the check withheld one."""
+        checked = self.checked.get(uri)
+        if checked is None or checked.fixes_checked:
+            return
+        result = lint_text(checked.text, _path(uri), focused=True, check_fixes=True).result
+        checked.fixes_checked = True
+        if result.diagnostics != checked.result.diagnostics:
+            checked.result = result
+            self._publish(uri, result.diagnostics, checked.lines, result, version=checked.version)
+
     def findings(self, uri: str) -> tuple[list[Diagnostic], list[str], Checked | None]:
         """The findings of a document (a notebook cell's, for a cell URI) and its lines."""
         owner = self.cell_owner.get(uri)
@@ -281,6 +298,7 @@ async def code_action(ls: GradguardServer, params: types.CodeActionParams) -> li
     from gradguard.noqa import with_codes_added
 
     uri = params.text_document.uri
+    ls.check_fixes(uri)
     found, lines, checked = ls.findings(uri)
     wanted = params.context.only
     actions: list[types.CodeAction] = []

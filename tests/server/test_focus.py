@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gradguard.model import FileError, FileResult
+from gradguard.model import Diagnostic, FileError, FileResult
 from gradguard.server import lsp
 from gradguard.server.checks import lint_text
 from gradguard.server.focus import focus
@@ -222,3 +222,56 @@ def test_a_result_for_an_older_version_is_not_published(server: lsp.GradguardSer
     checked = server.checked[uri]
     assert checked.text == "second\n" and checked.whole and checked.result.skipped
     assert server.published == []  # type: ignore[attr-defined]  # same findings as the focused check
+
+
+def test_the_focused_check_leaves_the_fixes_to_the_whole_check(tmp_path: Path) -> None:
+    source = HEAD + HELPERS + KEPT + TRAIN
+    path = str(tmp_path / "train.py")
+    focused, whole = lint_text(source, path, focused=True), lint_text(source, path)
+    assert not focused.fixes_checked and whole.fixes_checked
+    # A script with nothing to leave out is still checked again, for its fixes.
+    plain = lint_text(HEAD + KEPT + TRAIN, path, focused=True)
+    assert plain.whole and not plain.fixes_checked
+
+
+def _actions_for(server: lsp.GradguardServer, uri: str) -> list:
+    from lsprotocol import types
+
+    params = types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(types.Position(0, 0), types.Position(len(server.checked[uri].lines), 0)),
+        context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.QuickFix]),
+    )
+    return asyncio.run(lsp.code_action(server, params))  # type: ignore[arg-type]
+
+
+def test_a_code_action_offers_only_checked_fixes(server: lsp.GradguardServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The focused check's fixes are checked when a code action asks, once per version; a fix the check
+    # withholds is not offered, and its finding is published again with the reason.
+    from gradguard import fixcheck
+
+    uri, text = "file:///t.py", HEAD + KEPT + TRAIN
+    monkeypatch.setattr(lsp, "_path", lambda uri: "train.py")
+    focused = lint_text(text, "train.py", focused=True)
+    assert [d.code for d in focused.result.diagnostics] == ["GG100", "GG003"]  # GG100: `silenced`'s noqa
+    assert focused.result.diagnostics[1].fix is not None
+    server.checked[uri] = lsp.Checked(1, text, focused.result, text.splitlines(), whole=False, fixes_checked=False)
+    checks: list[str] = []
+    monkeypatch.setattr(fixcheck, "_group_problem", lambda source, *_: checks.append(source) or "a test refuses it")
+    titles = [action.title for action in _actions_for(server, uri) if action.title.startswith("GG003")]
+    assert titles == ["GG003: add `# noqa: GG003`"] and len(checks) == 3  # both fixes together, then each
+    assert server.checked[uri].fixes_checked
+    (published,) = server.published  # type: ignore[attr-defined]
+    assert "the automatic fix was withheld because a test refuses it" in published.diagnostics[1].message
+    _actions_for(server, uri)
+    assert len(checks) == 3  # checked once for this version
+
+
+def test_a_code_action_offers_the_fix_the_check_keeps(server: lsp.GradguardServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    uri, text = "file:///t.py", HEAD + KEPT + TRAIN
+    monkeypatch.setattr(lsp, "_path", lambda uri: "train.py")
+    focused = lint_text(text, "train.py", focused=True)
+    server.checked[uri] = lsp.Checked(1, text, focused.result, text.splitlines(), whole=False, fixes_checked=False)
+    titles = [action.title for action in _actions_for(server, uri) if action.title.startswith("GG003")]
+    assert titles[0].endswith("(safe fix)") and "noqa" not in titles[0]
+    assert server.published == []  # type: ignore[attr-defined]  # the check changed nothing
