@@ -316,30 +316,31 @@ def distribution_names(module: cst.Module) -> tuple[frozenset[str], frozenset[st
     """The names a module gives torch.distributions classes (`Categorical`) and the module itself
     (`D` in `import torch.distributions as D`), from its imports (once per module: nodes hash by
     identity)."""
-    classes: set[str] = set()
-    modules: set[str] = {"torch.distributions"}
+    from gradguard.analysis.api.distributions import PREFIX
+    from gradguard.parse import every_node
 
-    class Imports(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> None:
+    package = PREFIX.rstrip(".")
+    parent, leaf = package.rsplit(".", 1)
+    classes: set[str] = set()
+    modules: set[str] = {package}
+    for node in every_node(module):
+        if isinstance(node, cst.Import):
             for alias in node.names:
                 name = _dotted(alias.name) or ""
-                if name.startswith("torch.distributions") and alias.asname is not None:
+                if name.startswith(package) and alias.asname is not None:
                     modules.add(_dotted(alias.asname.name) or name)  # type: ignore[arg-type]
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        elif isinstance(node, cst.ImportFrom):
             source = _dotted(node.module) if node.module is not None else ""
             if isinstance(node.names, cst.ImportStar) or not source:
-                return
+                continue
             for alias in node.names:
                 local = _dotted(alias.asname.name) if alias.asname is not None else _dotted(alias.name)  # type: ignore[arg-type]
                 if local is None:
                     continue
-                if source.startswith("torch.distributions"):
+                if source.startswith(package):
                     classes.add(local)
-                elif source == "torch" and _dotted(alias.name) == "distributions":
+                elif source == parent and _dotted(alias.name) == leaf:
                     modules.add(local)
-
-    module.visit(Imports())
     return frozenset(classes), frozenset(modules)
 
 

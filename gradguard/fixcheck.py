@@ -10,10 +10,11 @@ already relied on late binding (a name set later in a loop behind a flag) is not
 
 from __future__ import annotations
 
+import ast
 import builtins
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
@@ -112,13 +113,15 @@ def checked(source: str, diagnostics: Iterable[Diagnostic], path: str | None = N
     if not fixable:
         return tuple(found)
     budget = [MAX_REANALYSES]
-    broken = set(scope_problems(source))
+    # The names the program already reads where they are unbound: a full scope analysis of the file,
+    # needed only when a fix's re-analysis shows a new finding (scope_problems caches it).
+    broken = lambda: set(scope_problems(source))  # noqa: E731
     reasons: dict[int, str] = {}
     _check_group(source, found, fixable, broken, budget, reasons, path)
     return tuple(by_hand(d, reasons[i]) if i in reasons else d for i, d in enumerate(found))
 
 
-def _check_group(source: str, found: list[Diagnostic], group: list[int], broken: set[str],
+def _check_group(source: str, found: list[Diagnostic], group: list[int], broken: Callable[[], set[str]],
                  budget: list[int], reasons: dict[int, str], path: str | None) -> None:
     if budget[0] <= 0:
         for index in group:
@@ -137,7 +140,7 @@ def _check_group(source: str, found: list[Diagnostic], group: list[int], broken:
 
 
 def _group_problem(source: str, group: list[Diagnostic], before: list[Diagnostic],
-                   broken: set[str], path: str | None = None) -> str | None:
+                   broken: Callable[[], set[str]], path: str | None = None) -> str | None:
     from gradguard.analysis.project import overlaid
     from gradguard.fixes import fix_text_round, module_text
     from gradguard.parse import ParseFailure
@@ -174,7 +177,7 @@ def refusal(source: str, diagnostic: Diagnostic, before: Iterable[Diagnostic] | 
         known = list(plain_findings(source) if before is None else before)
     except Exception as exc:  # noqa: BLE001
         return f"the code could not be analysed ({type(exc).__name__})"
-    return _group_problem(source, [diagnostic], known, set(scope_problems(source)))
+    return _group_problem(source, [diagnostic], known, lambda: set(scope_problems(source)))
 
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__builtins__",
                                         "__loader__", "__package__", "__path__", "get_ipython", "display"}
@@ -257,8 +260,88 @@ def _declared_elsewhere(scope: Scope, access: Access) -> bool:
 
 def new_scope_problems(before: str, after: str) -> list[str]:
     """The names a fix leaves unbound that were not unbound before it."""
+    before, after = _skeletons(before, after)
     grown = scope_problems(after) - scope_problems(before)
     return sorted(grown)
+
+
+def _skeletons(before: str, after: str) -> tuple[str, str]:
+    """Both texts with the bodies of the functions and methods that a fix left as they were reduced to
+    `pass`, where that cannot change what the comparison finds: a body reads module-level names when it
+    runs (their order does not matter) and builtins, and the fix bound the same module-level names, so its
+    unbound names are the same on both sides and cancel. Headers, decorators and class bodies, which run
+    where they stand, stay. The scope analysis, the check's largest cost on a long script, then runs on
+    what the fix changed and the module-level code around it."""
+    try:
+        trees = ast.parse(before), ast.parse(after)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return before, after
+    if _global_bindings(trees[0]) != _global_bindings(trees[1]):
+        return before, after
+    texts = (before.splitlines(keepends=True), after.splitlines(keepends=True))
+    definitions = [{_definition_text(lines, node): node for node in tree.body
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+                   for tree, lines in zip(trees, texts, strict=True)]
+    same = definitions[0].keys() & definitions[1].keys()
+    if not same:
+        return before, after
+    return (_stubbed(texts[0], [definitions[0][text] for text in same]),
+            _stubbed(texts[1], [definitions[1][text] for text in same]))
+
+
+def _definition_text(lines: list[str], node: ast.stmt) -> str:
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+    return "".join(lines[first - 1:node.end_lineno])
+
+
+def _stubbed(lines: list[str], nodes: list[ast.stmt]) -> str:
+    """The text with the body of each function among `nodes`, and of each method of a class among them,
+    replaced by `pass` (a body that starts on its header's line stays)."""
+    bodies: list[tuple[int, int, str]] = []
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            stack.extend(n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+            continue
+        first = node.body[0]  # type: ignore[attr-defined]
+        line = lines[first.lineno - 1]
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if first.lineno > node.lineno and len(indent) == first.col_offset:
+            bodies.append((first.lineno, node.end_lineno or first.lineno, indent))
+    out = list(lines)
+    for start, end, indent in sorted(bodies, reverse=True):
+        out[start - 1:end] = [f"{indent}pass\n"]
+    return "".join(out)
+
+
+def _global_bindings(tree: ast.Module) -> frozenset[str]:
+    """The names bound in a module's global scope: by its own statements (loops, conditions and `with`
+    included, comprehension variables not), by `global` declarations anywhere, and `*` for a star import."""
+    found = {name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names}
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)  # its body binds in a scope of its own
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            found.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            found.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            found.add(node.rest)
+        if isinstance(node, ast.comprehension):
+            stack.extend((node.iter, *node.ifs))  # its variable is the comprehension's own
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return frozenset(found)
 
 
 def _carrier(diagnostic: Diagnostic) -> str:
@@ -272,7 +355,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 def reanalysis_problem(fixed: Diagnostic | Iterable[Diagnostic], before: Iterable[Diagnostic],
-                       after: Iterable[Diagnostic], broken: set[str] | None = None) -> str | None:
+                       after: Iterable[Diagnostic], broken: Callable[[], set[str]] | None = None) -> str | None:
     """Why the findings after a fix (or a group of fixes applied together) do not show it worked.
 
     Findings are matched by rule and carrier, since the fix moves the rows of those below it. The
@@ -295,7 +378,7 @@ def reanalysis_problem(fixed: Diagnostic | Iterable[Diagnostic], before: Iterabl
     for (code, carrier), count in sorted(found.items()):
         if count > max(expected[(code, carrier)], 0):
             names = set(_IDENTIFIER.findall(carrier))
-            if names & (broken or set()):
+            if broken is not None and names & broken():
                 continue
             if not names or names & touched:
                 return f"the fix introduces a new {code} finding"
@@ -306,7 +389,7 @@ def reanalysis_problem(fixed: Diagnostic | Iterable[Diagnostic], before: Iterabl
            and found[(d.code, _carrier(d))] > max(expected[(d.code, _carrier(d))], 0)]
     for diagnostic in new:
         names = {n for quoted in _QUOTED.findall(diagnostic.message) for n in _IDENTIFIER.findall(quoted)}
-        if names & touched and not names & (broken or set()):
+        if names & touched and not (broken is not None and names & broken()):
             return f"the call still fails after the fix ({diagnostic.code})"
     return None
 

@@ -196,16 +196,9 @@ class FileFacts:
 
     @cached_property
     def _parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
-        parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        from gradguard.parse import parent_map
 
-        class Collector(cst.CSTVisitor):
-            def on_visit(self, node: cst.CSTNode) -> bool:
-                for child in node.children:
-                    parents[child] = node
-                return True
-
-        self.module.visit(Collector())
-        return parents
+        return parent_map(self.module)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The node that contains `node` (None for the module), in whichever module holds it."""

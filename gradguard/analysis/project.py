@@ -46,16 +46,9 @@ class ModuleInfo:
     @cached_property
     def parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
         """Each node's parent in this module."""
-        found: dict[cst.CSTNode, cst.CSTNode] = {}
+        from gradguard.parse import parent_map
 
-        class Collector(cst.CSTVisitor):
-            def on_visit(self, node: cst.CSTNode) -> bool:
-                for child in node.children:
-                    found[child] = node
-                return True
-
-        self.module.visit(Collector())
-        return found
+        return parent_map(self.module)
 
     def span(self, node: cst.CSTNode) -> Span | None:
         """The span of one of its nodes (None for a node of another module)."""
