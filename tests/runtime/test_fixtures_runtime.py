@@ -158,8 +158,13 @@ def test_lint_and_runtime_name_the_same_rule_and_fix_kind(runs: dict[Any, Any], 
 
 
 # Where lint and the monitor name different values for one stale graph: strict xfails, each to go when
-# both name what the user would (`(mu, logvar)`, the `scores` that split views hang on). None today.
-CARRIER_OPEN: dict[str, str] = {}
+# both name what the user would (`(mu, logvar)`, the `scores` that split views hang on).
+CARRIER_OPEN: dict[str, str] = {
+    "gg002_auxiliary_loss_backbone.py": (
+        "lint names `mid`, the stem's features inside forward that both losses share (what the fixture's header "
+        "expects, now that `if self.training:` runs one way); the monitor names `aux_logits`, the value of the "
+        "user's frame the second backward reaches first, which the first loss never read"),
+}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=CARRIER_OPEN[n])]
