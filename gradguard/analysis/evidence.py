@@ -47,6 +47,23 @@ def roles_in(body: cst.CSTNode, imports: dict[str, str]) -> dict[str, Role]:
     return roles
 
 
+def methods_called(body: cst.CSTNode) -> dict[str, set[str]]:
+    """The methods the code calls on each plain name, other than those the API facts know on a module,
+    an optimizer or a tensor (`model.observe(x)`: `observe` on `model`; `model.train()` is not one)."""
+    from gradguard.parse import every_node
+
+    found: dict[str, set[str]] = {}
+    for node in every_node(body):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name):
+            method = node.func.attr.value
+            if method == api.FORWARD or method in K.MODULE_METHODS or api.method(
+                    method, Receiver.MODULE, Receiver.OPTIMIZER, Receiver.TENSOR) is not None:
+                continue
+            found.setdefault(node.func.value.value, set()).add(method)
+    return found
+
+
 def annotated_role(annotation: cst.Annotation | None, imports: dict[str, str]) -> Role | None:
     """`model: nn.Module`, `opt: torch.optim.Optimizer`: what an annotation says."""
     if annotation is None:

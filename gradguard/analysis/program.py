@@ -10,7 +10,7 @@ import libcst as cst
 from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.api import Returns
-from gradguard.analysis.evidence import Role, annotated_role, roles_in
+from gradguard.analysis.evidence import Role, annotated_role, methods_called, roles_in
 from gradguard.analysis.expressions import BudgetExceeded, TimeLimit, role_value
 from gradguard.analysis.interpreter import Interpreter
 from gradguard.analysis.names import canonical, import_bindings, qualify, star_import
@@ -65,6 +65,8 @@ class Program(Interpreter):
         self.module_node = module
         self.project = project
         self.top_functions: list[FunctionInfo] = []
+        self.constructing: set[int] = set()  # classes whose `__init__` builds an object for an entry
+        self.imports_loaded = False  # whether every project module the file imports from is loaded
         self._collect(module.body, None, "")
 
     def _collect(self, body: tuple | list, owner: ClassInfo | None, prefix: str,
@@ -238,15 +240,27 @@ class Program(Interpreter):
         if time.process_time() > self.deadline:
             self.incomplete.append(("time", info.node, info.qualname))
             return None
+        node = info.node
+        assert isinstance(node, cst.FunctionDef)
+        params = [*node.params.posonly_params, *node.params.params][1 if instance is not None else 0:]
+        # Objects of the program's own classes, known by the methods the body calls on them, are built
+        # first (their `__init__` run as an entry of its own would run it).
+        objects: dict[str, Value] = {}
+        for name, cls in self._classes_by_use(info, params).items():
+            objects[name] = Value(Kind.INSTANCE, ref=cls, label=name, alloc=f"{info.qualname}.{name}")
+            init = self.method_of(cls, "__init__")
+            if init is not None:
+                self.constructing.add(id(cls))
+                try:
+                    start = self._entry(init, start, objects[name]) or start
+                finally:
+                    self.constructing.discard(id(cls))
         self._start_entry(info.node)
         state = start.copy()
         frame = Frame(None, None, [], 0, imports=dict(self.imports))
-        node = info.node
-        assert isinstance(node, cst.FunctionDef)
-        params = [*node.params.posonly_params, *node.params.params]
         roles = roles_in(node.body, self.imports)
-        args = [(None, self.unseen_argument(param, roles, state, frame))
-                for param in params[1 if instance is not None else 0:]]
+        args = [(None, objects.get(param.name.value) or self.unseen_argument(param, roles, state, frame))
+                for param in params]
         met = set(self.conflicts)
         accumulated = set(self.accumulations)
         try:
@@ -273,6 +287,29 @@ class Program(Interpreter):
             # What the object keeps for the next call, with the graphs the framework's backward freed.
             return State.join_all([path_state for path_state, _ in paths]) or state
         return state
+
+    def _classes_by_use(self, info: FunctionInfo, params: list[cst.Param]) -> dict[str, ClassInfo]:
+        """The parameters no visible caller passes whose class is the one class of the program that
+        defines every method the body calls on them (`def train(model, windows, opt)` calling
+        `model.observe(...)` and `model.initial(...)`: the file's `Filter`); several such classes, or
+        none, and the parameter stays what its uses make it."""
+        called = methods_called(info.node.body)
+        found: dict[str, ClassInfo] = {}
+        for param in params:
+            name = param.name.value
+            methods = called.get(name)
+            if not methods or param.default is not None:
+                continue
+            if not self.imports_loaded:
+                # The classes the file imports from the project may be the one (`from gan import PairGAN`).
+                self.imports_loaded = True
+                for qualified in self.imports.values():
+                    self.project_value(qualified, None)
+            matching = [c for c in self.classes.values()
+                        if id(c) not in self.constructing and all(self.method_of(c, m) for m in methods)]
+            if len(matching) == 1:
+                found[name] = matching[0]
+        return found
 
     def unseen_argument(self, param: cst.Param, roles: dict[str, Role], state: State, frame: Frame) -> Value:
         """The value of an argument no visible caller passes: a class or function given as its default
