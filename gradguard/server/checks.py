@@ -27,13 +27,24 @@ class Check:
     fixes_checked: bool = True
 
 
-def lint_text(text: str, path: str, *, focused: bool = False, check_fixes: bool | None = None) -> Check:
+Overlay = tuple[tuple[str, str], ...]
+
+
+def lint_text(text: str, path: str, *, focused: bool = False, check_fixes: bool | None = None,
+              overlay: Overlay = ()) -> Check:
     """Lint a document's text with the settings that apply to `path` (its syntax checked even when skipped).
 
     `check_fixes`: whether the fixes are checked (a fix the check shows wrong is withheld); by default
-    not in a focused check, always otherwise."""
-    if check_fixes is None:
-        check_fixes = not focused
+    not in a focused check, always otherwise. `overlay`: (path, text) of the editor's other open
+    documents, which the analysis reads instead of the files on disk (a module imported by this one,
+    edited and not saved)."""
+    from gradguard.analysis.project import overlaid
+
+    with overlaid(overlay):
+        return _lint_text(text, path, focused, not focused if check_fixes is None else check_fixes)
+
+
+def _lint_text(text: str, path: str, focused: bool, check_fixes: bool) -> Check:
     from gradguard import engine
     from gradguard.config import ConfigError, Resolver
 
@@ -63,20 +74,23 @@ def lint_text(text: str, path: str, *, focused: bool = False, check_fixes: bool 
     return Check(engine.analyse(prepared, selection), True)
 
 
-def lint_whole(text: str, path: str) -> FileResult:
+def lint_whole(text: str, path: str, overlay: Overlay = ()) -> FileResult:
     """The whole file's result (what `gradguard lint` reports), for the server's worker process."""
-    return lint_text(text, path).result
+    return lint_text(text, path, overlay=overlay).result
 
 
-def fix_all_safe(text: str, path: str) -> str | None:
+def fix_all_safe(text: str, path: str, overlay: Overlay = ()) -> str | None:
     """The text with every safe fix applied (to a fixed point), or None when none applies."""
     from gradguard import engine
+    from gradguard.analysis.project import overlaid
     from gradguard.config import ConfigError, Resolver
     from gradguard.fixes import fix_prepared
 
     try:
         settings = Resolver(os.path.dirname(os.path.abspath(path))).for_file(path)
-        fixed, _, count, note = fix_prepared(engine.Prepared(path, text, "utf-8"), settings.selection(path), unsafe=False)
+        with overlaid(overlay):
+            fixed, _, count, note = fix_prepared(engine.Prepared(path, text, "utf-8"), settings.selection(path),
+                                                 unsafe=False)
     except (ConfigError, engine.InputError):
         return None
     return fixed.source if count and note is None else None

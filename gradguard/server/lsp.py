@@ -30,7 +30,7 @@ from pygls.uris import to_fs_path
 from gradguard import __version__
 from gradguard.model import Applicability, Diagnostic, FileResult, Note
 from gradguard.server import convert
-from gradguard.server.checks import fix_all_safe, lint_text, lint_whole, start_worker
+from gradguard.server.checks import Overlay, fix_all_safe, lint_text, lint_whole, start_worker
 
 FIX_ALL = "source.fixAll.gradguard"
 # Long enough for the changes already sent (a burst of keystrokes waiting in the pipe) to be read, so
@@ -78,13 +78,24 @@ class GradguardServer(LanguageServer):
         # Documents whose whole-file check is running: True once a newer version waits for its own.
         self.confirming: dict[str, bool] = {}
 
-    def check_document(self, uri: str) -> None:
-        """Lint a text document (focused) and publish its diagnostics; the whole file follows if needed."""
+    def overlay(self, uri: str) -> Overlay:
+        """The other open Python documents as (path, text): the analysis of `uri` reads a project module
+        it imports from the editor's buffer, saved or not."""
+        try:
+            documents = self.workspace.text_documents
+        except RuntimeError:  # not initialized: no editor, no buffers
+            return ()
+        return tuple(sorted((os.path.abspath(_path(other)), document.source) for other, document in documents.items()
+                            if other != uri and other not in self.cell_owner and _path(other).endswith(".py")))
+
+    def check_document(self, uri: str, dependents: bool = True) -> None:
+        """Lint a text document (focused) and publish its diagnostics; the whole file follows if needed.
+        With `dependents`, the open documents whose last analysis read this one are checked again."""
         document = self.workspace.get_text_document(uri)
         if document.uri in self.cell_owner:
             return
         text = document.source
-        check = lint_text(text, _path(uri), focused=True)
+        check = lint_text(text, _path(uri), focused=True, overlay=self.overlay(uri))
         lines = text.splitlines()
         whole = check.whole and check.fixes_checked
         self.checked[uri] = Checked(document.version, text, check.result, lines, whole=whole,
@@ -92,6 +103,11 @@ class GradguardServer(LanguageServer):
         self._publish(uri, check.result.diagnostics, lines, check.result, version=document.version)
         if not whole:
             self._confirm(uri)
+        if dependents:
+            path = os.path.abspath(_path(uri))
+            for other, checked in list(self.checked.items()):
+                if other != uri and not checked.cell_uris and path in map(os.path.abspath, checked.result.dependencies):
+                    self.check_document(other, dependents=False)
 
     def _confirm(self, uri: str) -> None:
         """Analyse the whole file in the worker; a newer version waits for the running one."""
@@ -110,7 +126,7 @@ class GradguardServer(LanguageServer):
                     return
                 try:
                     result = await asyncio.get_running_loop().run_in_executor(
-                        self.pool(), lint_whole, checked.text, _path(uri)
+                        self.pool(), lint_whole, checked.text, _path(uri), self.overlay(uri)
                     )
                 except BrokenProcessPool:
                     self._pool = None  # killed from outside: the next check starts another
@@ -218,7 +234,7 @@ class GradguardServer(LanguageServer):
         checked = self.checked.get(uri)
         if checked is None or checked.fixes_checked:
             return
-        result = lint_text(checked.text, _path(uri), focused=True, check_fixes=True).result
+        result = lint_text(checked.text, _path(uri), focused=True, check_fixes=True, overlay=self.overlay(uri)).result
         checked.fixes_checked = True
         if result.diagnostics != checked.result.diagnostics:
             checked.result = result
@@ -248,7 +264,8 @@ def shutdown(ls: GradguardServer, params: None) -> None:
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: GradguardServer, params: types.DidOpenTextDocumentParams) -> None:
-    ls.check_document(params.text_document.uri)
+    # An opened buffer holds what its file holds: what the other documents were checked against.
+    ls.check_document(params.text_document.uri, dependents=False)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -315,7 +332,7 @@ async def code_action(ls: GradguardServer, params: types.CodeActionParams) -> li
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[lsp_diagnostic],
                     is_preferred=safe,
-                    edit=types.WorkspaceEdit(changes=_fix_changes(item, uri, lines)),
+                    edit=types.WorkspaceEdit(changes=_fix_changes(ls, item, uri, lines)),
                 )
             )
         row = item.span.start.row
@@ -341,7 +358,7 @@ async def code_action(ls: GradguardServer, params: types.CodeActionParams) -> li
         if checked.fixed_all is None:
             # Fixing runs the analysis round after round: in the worker, so the server stays responsive.
             fixed_all = await asyncio.get_running_loop().run_in_executor(
-                ls.pool(), fix_all_safe, checked.text, _path(uri)
+                ls.pool(), fix_all_safe, checked.text, _path(uri), ls.overlay(uri)
             )
             checked.fixed_all = fixed_all or checked.text
         fixed = checked.fixed_all
@@ -361,21 +378,26 @@ async def code_action(ls: GradguardServer, params: types.CodeActionParams) -> li
     return actions
 
 
-def _fix_changes(item: Diagnostic, uri: str, lines: Sequence[str]) -> dict[str, list[types.TextEdit]]:
+def _fix_changes(ls: GradguardServer, item: Diagnostic, uri: str, lines: Sequence[str]) -> dict[str, list[types.TextEdit]]:
     """A fix's edits by document: this one's, and those of the project module where the cause sits
-    (its text read from disk, as the analysis read it)."""
+    (its text as the analysis read it: the editor's buffer when it is open, else the file)."""
     changes: dict[str, list[types.TextEdit]] = {}
     assert item.fix is not None
+    buffers = dict(ls.overlay(uri))
     for edit in item.fix.edits:
         if edit.path is None:
             changes.setdefault(uri, []).append(convert.text_edit(edit, lines))
             continue
-        try:
-            with open(edit.path, "rb") as handle:
-                other_lines = handle.read().decode("utf-8-sig").splitlines()
-        except (OSError, UnicodeDecodeError):
-            return {}
-        changes.setdefault(Path(edit.path).as_uri(), []).append(convert.text_edit(edit, other_lines))
+        other = os.path.abspath(edit.path)
+        if other in buffers:
+            other_lines = buffers[other].splitlines()
+        else:
+            try:
+                with open(other, "rb") as handle:
+                    other_lines = handle.read().decode("utf-8-sig").splitlines()
+            except (OSError, UnicodeDecodeError):
+                return {}
+        changes.setdefault(Path(other).as_uri(), []).append(convert.text_edit(edit, other_lines))
     return changes
 
 

@@ -185,7 +185,7 @@ def _focused(text: str) -> lsp.Checked:
 
 def test_the_whole_file_result_is_published_only_when_it_differs(server: lsp.GradguardServer, monkeypatch: pytest.MonkeyPatch) -> None:
     other = FileResult("t.py", errors=(FileError("t.py", "found by the whole file"),))
-    monkeypatch.setattr(lsp, "lint_whole", lambda text, path: other if "differs" in text else FileResult("t.py", source=text))
+    monkeypatch.setattr(lsp, "lint_whole", lambda text, path, overlay=(): other if "differs" in text else FileResult("t.py", source=text))
     for text, published in (("same\n", []), ("differs\n", [other])):
         server.checked["file:///t.py"] = checked = _focused(text)
         asyncio.run(server._confirm_latest("file:///t.py"))
@@ -199,7 +199,7 @@ def test_a_result_for_an_older_version_is_not_published(server: lsp.GradguardSer
     seen: list[str] = []
     release = threading.Event()
 
-    def whole(text: str, path: str) -> FileResult:
+    def whole(text: str, path: str, overlay: object = ()) -> FileResult:
         seen.append(text)
         release.wait(10)
         return FileResult("t.py", source=text, skipped=True)  # `skipped` tells the worker's result apart

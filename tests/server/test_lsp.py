@@ -295,3 +295,49 @@ def test_a_quick_fix_edits_the_helper_module_where_the_cause_sits(tmp_path: Path
         assert "torch.autograd.grad(outputs.sum(), inputs, retain_graph=True)" in fixed
 
     run(tmp_path, body)
+
+
+def test_an_unsaved_edit_of_an_imported_module_is_what_the_script_is_checked_against(tmp_path: Path) -> None:
+    helper = tmp_path / "probes.py"
+    helper.write_text(PROBE_HELPER, encoding="utf-8")
+    path = tmp_path / "train.py"
+    path.write_text(PROBED_SCRIPT, encoding="utf-8")
+    uri, helper_uri = path.as_uri(), helper.as_uri()
+    retained = PROBE_HELPER.replace("inputs)\n", "inputs, retain_graph=True)\n")
+    shifted = "# probes of a model's sensitivity\n# (unsaved)\n" + PROBE_HELPER
+
+    def change(text: str, version: int) -> None:
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=helper_uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    async def body(session_client: Client) -> None:
+        nonlocal client
+        client = session_client
+        _open(client, uri, PROBED_SCRIPT)
+        assert [d.code for d in await client.wait_for(uri)] == ["GG007"]
+        _open(client, helper_uri, PROBE_HELPER)
+        await client.wait_for(helper_uri)
+        # The helper fixed in the editor, not saved: the script that imports it is checked again.
+        change(retained, 2)
+        assert list(await client.wait_for(uri)) == []
+        # Back to the bug, two lines lower in the buffer: the quick fix edits the buffer's rows.
+        change(shifted, 3)
+        (found,) = await client.wait_for(uri)
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=found.range,
+                context=types.CodeActionContext(diagnostics=[found]),
+            )
+        )
+        quick = next(a for a in actions if a.title.endswith("(unsafe fix)"))
+        fixed = _apply(shifted, quick.edit.changes[helper_uri])
+        assert fixed.startswith("# probes") and "inputs, retain_graph=True)" in fixed
+        assert helper.read_text(encoding="utf-8") == PROBE_HELPER  # nothing was saved
+
+    client: Client
+    run(tmp_path, body)
