@@ -454,7 +454,8 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                     only_freeing[-1] if only_freeing else None, met.retained_by,
                     decorators if cause is Cause.MEMOIZED else (), masked=met.masked,
                     # Read to change the weights (SAM's ascent step) is no reading of the result.
-                    grads_read=why.grads_read and not why.stepped)
+                    grads_read=why.grads_read and not why.stepped,
+                    written=why.written if why.by_step else None)
 
 
 def _state_like(read: Read, grown: frozenset[tuple[str, ...]] | set[tuple[str, ...]] = frozenset()) -> bool:

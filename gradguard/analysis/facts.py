@@ -114,6 +114,9 @@ class Conflict:
     # The program read parameters' gradients after the freeing call (in any function it ran), and
     # changed no weights in between.
     grads_read: bool = False
+    # With STEPPED, changed by an in-place write of the program (a Polyak blend, a buffer update, an
+    # embedding's max_norm lookup) rather than an optimizer's update: the tensor written.
+    written: Holder | None = None
 
 
 @dataclass(frozen=True)

@@ -406,7 +406,8 @@ def conflict_related(facts: FileFacts, conflict: Conflict) -> list[Related]:
         retained = conflict.retained_by
         if retained is not None and facts.is_local(retained.node):
             related.append(Related(facts.span(retained.node), "graph kept alive here by retain_graph=True"))
-        changed = "saved parameters changed in place here by this optimizer step"
+        changed = "saved parameters changed in place here by this optimizer step" if conflict.written is None \
+            else f"`{conflict.written.text}`, which the graph saved, written in place here"
         related.append(Related(facts.span(freeing.node), changed))
     elif freeing.kind is not CallKind.FRAMEWORK and freeing.node is not conflict.failing.node:
         related.append(Related(facts.span(freeing.node), f"graph freed here by this {freeing.shown} (no retain_graph)"))

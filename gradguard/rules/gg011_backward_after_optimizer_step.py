@@ -20,6 +20,15 @@ class BackwardAfterOptimizerStep(ConflictRule):
     code = "GG011"
     causes = frozenset({Cause.STEPPED})
 
+    def fields(self, facts: FileFacts, conflict: Conflict) -> dict[str, str]:
+        found = super().fields(facts, conflict)
+        if conflict.written is None:
+            change = f"the optimizer step at {found['line']} has since changed in place the parameters"
+        else:
+            # A write of the program's own (a Polyak blend, a memory bank, an embedding's max_norm).
+            change = f"the in-place write at {found['line']} has since changed `{conflict.written.text}`, which"
+        return {**found, "change": change}
+
     def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
         return FixPlan(tuple(_fix(facts, conflict)))
 

@@ -286,3 +286,16 @@ def test_torch_fails_where_the_package_program_is_flagged_and_its_fix_runs(folde
     fix = package_runs.get(f"fix:{folder.name}")
     if fix is not None:
         assert fix.ok and fix.stdout == twin.stdout, fix.stderr
+
+
+def test_a_write_of_the_program_is_named_as_one_not_as_an_optimizer_step() -> None:
+    # GG011 for a graph that saved a tensor the program then wrote in place (a target network blended
+    # between its TD target and the backward; an embedding renormalised by its max_norm lookup).
+    for name, written, row in (("soft_update_before_backward.py", "target.parameters()", 34),
+                               ("embedding_max_norm_tied.py", "self.embed.weight", 25)):
+        (found,) = analyze((LIBRARY / name).read_text(encoding="utf-8"))
+        assert found.code == "GG011"
+        assert f"the in-place write at line {row} has since changed `{written}`, which that graph saved" \
+            in found.message, found.message
+        assert "optimizer" not in found.message
+        assert any(f"`{written}`, which the graph saved, written in place here" == r.message for r in found.related)
