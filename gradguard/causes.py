@@ -82,6 +82,10 @@ class Evidence:
     # made it (PPO's `exp(new_log_probs - old_log_probs)`). It is a snapshot: computed again in the
     # loop it would follow every step (a ratio of one), so it is computed without a graph instead.
     reference_only: bool = False
+    # The state is a tensor the program only ever writes into in place, never rebinds (a memory bank's
+    # `index_copy_`, an EMA teacher's `mul_().add_()`, a running statistic's `mul_().add_()`): what it
+    # writes should carry no graph, so the writes run under torch.no_grad().
+    written_in_place: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,9 @@ CAUSES: dict[Cause, CauseInfo] = {info.cause: info for info in (
         Cause.LOOP_CARRIED, "GG003",
         (Option(FixKind.RECOMPUTE_IN_LOOP, lambda e: e.shape == "distribution",
                 "rebuild the distribution from fresh parameters in every iteration"),
+         Option(FixKind.NO_GRAD, lambda e: e.written_in_place,
+                "the program only writes into it in place (a memory bank, an EMA copy, a running "
+                "statistic): write into it under torch.no_grad(), so that what it stores carries no graph"),
          Option(FixKind.DETACH, _always, "detach the state where it is carried into the next iteration, "
                 "element by element for a tuple, list or dict")),
         "`{carrier}` is carried from one iteration to the next without .detach(), so each new graph is "

@@ -61,6 +61,36 @@ def insert_after(facts: FileFacts, statement: cst.CSTNode, lines: list[str]) -> 
     return Edit(Span(at, at), text, facts.path)
 
 
+def spelled(facts: FileFacts, qualified: str) -> str | None:
+    """How a module's own top-level imports name `qualified` (`torch.no_grad`, `th.no_grad`,
+    `no_grad`), the shortest way; None when no import reaches it."""
+    from gradguard.analysis.program import module_imports
+
+    found = []
+    for local, bound in module_imports(facts.module).items():
+        if bound == qualified:
+            found.append(local)
+        elif qualified.startswith(bound + "."):
+            found.append(local + qualified[len(bound):])
+    return min(found, key=len, default=None)
+
+
+def under_context(facts: FileFacts, statement: cst.CSTNode, qualified: str) -> Edit | None:
+    """The statement's lines indented one level under `with <qualified>():`, in whichever module holds
+    it, named as that module's imports name it; None when none reaches it, or the statement spans a
+    multi-line string (indenting would change the string)."""
+    facts = facts.home(statement)
+    context = spelled(facts, qualified)
+    span = facts.span(statement)
+    lines = facts.lines[span.start.row - 1:span.end.row]
+    if context is None or any(quotes in line for line in lines for quotes in ('"""', "'''")):
+        return None
+    indent, unit, newline = facts.indent_of(statement), facts.module.default_indent, facts.newline()
+    text = f"{indent}with {context}():{newline}" + "".join(
+        f"{unit}{line}{newline}" if line.strip() else newline for line in lines)
+    return Edit(Span(Location(span.start.row, 1), Location(span.end.row + 1, 1)), text, facts.path)
+
+
 def first_statement(body: cst.BaseSuite) -> cst.CSTNode | None:
     """The first statement of a block (None for a one-line suite)."""
     if isinstance(body, cst.IndentedBlock) and body.body:

@@ -238,10 +238,38 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         settled_input=conflict.carrier is not None and conflict.carrier.settled,
         frozen_source=conflict.carrier is not None and conflict.carrier.untrained,
         reference_only=conflict.carrier is not None and conflict.carrier.reference is True,
+        written_in_place=written_in_place(conflict),
         guarded_apart=not same_call and facts.is_local(freed.statement) and facts.is_local(failing.statement)
         and codemods.enclosing_function(facts, freed.statement) is codemods.enclosing_function(facts, failing.statement)
         and model.guarded_apart(branches_around(facts, freed.statement), branches_around(facts, failing.statement)),
     )
+
+
+def written_in_place(conflict: Conflict) -> bool:
+    """Whether the carrier is state the program only writes into in place: every statement that sets
+    it is a chain of in-place tensor methods (`buf.mul_(m).add_(x)`, `bank.index_copy_(0, i, v)`,
+    `tp.copy_(...)` over its parameters) or an item assignment (`bank[idx] = v`); none rebinds it."""
+    carrier = conflict.carrier
+    if carrier is None or not carrier.assignments or carrier.is_container:
+        return False
+    return all(_writes_in_place(statement) for statement in carrier.assignments)
+
+
+def _writes_in_place(statement: cst.CSTNode) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if isinstance(small, cst.Assign):
+        return all(isinstance(t.target, cst.Subscript) for t in small.targets)
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return False
+    call: cst.BaseExpression = small.value
+    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+        fact = api.method(call.func.attr.value, Receiver.TENSOR)
+        if fact is None or not fact.inplace or fact.cuts is not None:
+            return False
+        call = call.func.value
+    return not isinstance(call, cst.Call)
 
 
 def summed_in_inner_loop(facts: FileFacts, conflict: Conflict) -> bool:

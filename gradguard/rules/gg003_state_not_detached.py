@@ -6,10 +6,29 @@ import libcst as cst
 
 from gradguard import causes as model
 from gradguard import codemods
+from gradguard.analysis.api.torch_functions import NO_GRAD_CONTEXT
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.analysis.state import class_of_owner
 from gradguard.model import Edit
 from gradguard.rules import ConflictRule, FixPlan, carrier_shape, periodic_in_loop, reassigned_state
+
+
+_WRITE_BY_HAND = "Write into `{carrier}` under `torch.no_grad()`: what it stores should carry no graph"
+
+
+def _writes_without_graph(facts: FileFacts, writes: tuple[cst.CSTNode, ...]) -> tuple[list[Edit], str | None]:
+    """Each in-place write into the state, wherever it is (a method of a module beside the script),
+    under `torch.no_grad()`: the values it stores stay the same, without the graph they came with."""
+    edits = []
+    for statement in writes:
+        try:
+            edit = codemods.under_context(facts, statement, NO_GRAD_CONTEXT)
+        except KeyError:  # in no file the analysis read
+            edit = None
+        if edit is None:
+            return [], _WRITE_BY_HAND
+        edits.append(edit)
+    return edits, _WRITE_BY_HAND
 
 
 class StateNotDetached(ConflictRule):
@@ -27,6 +46,8 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
     carrier = conflict.carrier
     if carrier is None:
         return [], None
+    if option.kind is model.FixKind.NO_GRAD:
+        return _writes_without_graph(facts, carrier.assignments)
     name = carrier.holder.text
     if carrier.is_container and reassigned_state(conflict):
         # Its items may be tensors or tuples of them (one `(h, c)` per layer): only where the analysis

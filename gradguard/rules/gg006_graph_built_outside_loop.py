@@ -10,7 +10,6 @@ from gradguard import codemods
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.api.torch_functions import GRAD_INPUTS, NO_GRAD_CONTEXT
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
-from gradguard.analysis.program import module_imports
 from gradguard.analysis.values import CallKind
 from gradguard.model import Edit, Location, Span
 from gradguard.rules import ConflictRule, FixPlan, carrier_shape
@@ -147,16 +146,11 @@ def _without_graph(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], st
     assign = definition.body[0]  # type: ignore[attr-defined]
     targets = codemods.target_texts(definition)
     if targets == [name] and isinstance(assign.targets[0].target, (cst.Name, cst.Attribute)):
-        context = _spelled(facts, NO_GRAD_CONTEXT)
-        span = facts.span(definition)
-        lines = facts.lines[span.start.row - 1:span.end.row]
-        if context is None or any(quotes in line for line in lines for quotes in ('"""', "'''")):
+        edit = codemods.under_context(facts, definition, NO_GRAD_CONTEXT)
+        if edit is None:
             return [], _NO_GRAD_BY_HAND
-        indent, unit, newline = facts.indent_of(definition), facts.module.default_indent, facts.newline()
-        text = f"{indent}with {context}():{newline}" + "".join(
-            f"{unit}{line}{newline}" if line.strip() else newline for line in lines)
-        return [Edit(Span(Location(span.start.row, 1), Location(span.end.row + 1, 1)), text)], \
-            f"Compute `{{carrier}}` under `{context}()`: nothing should go back through it"
+        context = codemods.spelled(facts, NO_GRAD_CONTEXT)
+        return [edit], f"Compute `{{carrier}}` under `{context}()`: nothing should go back through it"
     if name not in targets:
         return [], _NO_GRAD_BY_HAND
     detached = model.detach_code(name, carrier_shape(facts, conflict))
@@ -164,18 +158,6 @@ def _without_graph(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], st
         return [], _NO_GRAD_BY_HAND
     return [codemods.insert_after(facts, definition, [f"{name} = {detached}"])], \
         "Detach `{carrier}` where it is made: nothing should go back through it"
-
-
-def _spelled(facts: FileFacts, qualified: str) -> str | None:
-    """How the module's own imports name `qualified` (`torch.no_grad`, `th.no_grad`, `no_grad`);
-    None when no top-level import reaches it."""
-    found = []
-    for local, bound in module_imports(facts.module).items():
-        if bound == qualified:
-            found.append(local)
-        elif qualified.startswith(bound + "."):
-            found.append(local + qualified[len(bound):])
-    return min(found, key=len, default=None)
 
 
 def _differentiated_through(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) -> bool:

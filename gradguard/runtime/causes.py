@@ -272,6 +272,7 @@ def fix_facts(
             facts["reference_only"] = _reference_only(context, candidate)
         source, scope = context.scope(home)
         if source is not None:
+            facts["written_in_place"] = _written_in_place(candidate, scope)
             found = src.accumulations(scope, candidate.group)
             if found:
                 facts["accumulated_value"] = src.accumulated_value(source, found[0], candidate.group)
@@ -288,6 +289,17 @@ def fix_facts(
     if culprit is not None and culprit.is_grad and failing_site is not None:
         facts["grad_feeds_loss"] = _grad_feeds_loss(context, culprit, failing_site)
     return facts
+
+
+def _written_in_place(candidate: Candidate, scope: ast.AST) -> bool:
+    """The monitor's `Evidence.written_in_place`: the stale tensor was written in place from a graph
+    (its version counter moved and it has a node) and the loop's code never rebinds what holds it (a
+    memory bank's `index_copy_`, a running statistic's `mul_().add_()`, in a method of its owner)."""
+    tensor = candidate.tensor
+    if candidate.container is not None or getattr(tensor, "grad_fn", None) is None \
+            or getattr(tensor, "_version", 0) < 1:
+        return False
+    return not src.assignments(scope, candidate.group)
 
 
 def _settled_input(context: Context, candidate: Candidate, source: src.SourceFile, freed: int, failing: int) -> bool:

@@ -203,6 +203,7 @@ def evidence_from(facts: dict[str, Any]) -> causes.Evidence:
         settled_input=bool(facts.get("settled_input")),
         frozen_source=bool(facts.get("frozen_source")),
         reference_only=bool(facts.get("reference_only")),
+        written_in_place=bool(facts.get("written_in_place")),
     )
 
 
@@ -292,6 +293,10 @@ def _no_grad(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
     statement = (facts.get("assignment_statement") or (carrier.source if carrier else "")).strip()
     line = f" (line {carrier.line})" if carrier is not None and carrier.line else ""
     why = causes.choose(cause, evidence_from(facts)).summary
+    if cause is Cause.LOOP_CARRIED:
+        # State the program only writes into in place: its writes (in a method, often) go under no_grad.
+        return f"with {NO_GRAD_CONTEXT}():\n    ...  # each in-place write into {expression}", \
+            f"where the program writes into `{expression}`: {why}"
     if statement and _assigns_only(statement, expression):
         # The text lint's fix writes: the statement that makes it, under no_grad.
         return f"with {NO_GRAD_CONTEXT}():\n    {statement}", f"where `{expression}` is made{line}: {why}"

@@ -378,7 +378,8 @@ async def code_action(ls: GradguardServer, params: types.CodeActionParams) -> li
     return actions
 
 
-def _fix_changes(ls: GradguardServer, item: Diagnostic, uri: str, lines: Sequence[str]) -> dict[str, list[types.TextEdit]]:
+def _fix_changes(ls: GradguardServer, item: Diagnostic, uri: str,
+                 lines: Sequence[str]) -> dict[str, list[types.TextEdit]]:
     """A fix's edits by document: this one's, and those of the project module where the cause sits
     (its text as the analysis read it: the editor's buffer when it is open, else the file)."""
     changes: dict[str, list[types.TextEdit]] = {}

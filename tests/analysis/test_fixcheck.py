@@ -208,6 +208,8 @@ def test_the_cause_model_picks_the_fix_kind_by_intent() -> None:
     assert fix_kind(Cause.SHARED_FORWARD, Evidence()) is FixKind.SUM_LOSSES
     assert fix_kind(Cause.REPEATED, Evidence(outside_loop=True)) is FixKind.RECOMPUTE_IN_LOOP
     assert fix_kind(Cause.LOOP_CARRIED, Evidence(shape="distribution")) is FixKind.RECOMPUTE_IN_LOOP
+    assert fix_kind(Cause.LOOP_CARRIED, Evidence(written_in_place=True)) is FixKind.NO_GRAD
+    assert fix_kind(Cause.LOOP_CARRIED, Evidence()) is FixKind.DETACH
     assert fix_kind(Cause.ACCUMULATED, Evidence(periodic=True)) is FixKind.OTHER
     assert reads_grads(["g = [p.grad.clone() for p in model.parameters()]"])
     assert not reads_grads(["torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)", "opt.zero_grad()"])
@@ -321,3 +323,19 @@ def test_the_stubbed_scope_check_agrees_with_the_whole_one_on_every_fixture_and_
         whole: Counter[str] = scope_problems(after) - scope_problems(before)
         stubbed = _skeletons(before, after)
         assert scope_problems(stubbed[1]) - scope_problems(stubbed[0]) == whole
+
+
+def test_state_only_written_in_place_is_told_apart_from_state_rebound() -> None:
+    import libcst as cst
+
+    from gradguard.rules import _writes_in_place
+
+    def statement(code: str) -> cst.CSTNode:
+        return cst.parse_module(code).body[0]
+
+    for code in ("bank.index_copy_(0, idx, feats)\n", "buf.mul_(m).add_(x.mean())\n", "tp.copy_(p)\n",
+                 "bank[idx] = feats\n", "t.lerp_(s, 0.01)\n"):
+        assert _writes_in_place(statement(code)), code
+    for code in ("h = cell(x, h)\n", "buf = buf.mul(m)\n", "h.detach_()\n", "print(bank.mean())\n",
+                 "bank[idx], n = feats, 1\n", "bank.add(x)\n", "total += loss\n"):
+        assert not _writes_in_place(statement(code)), code

@@ -32,6 +32,7 @@ fixed twin prints. All programs run in one interpreter.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -70,10 +71,6 @@ BY_HAND = {
                               "torch.zeros_like(self.mem)`), a method the loop only calls",
     "hook_object_keeps_target": "the targets want the reference forward under `torch.no_grad()` (data built "
                                 "without grad at its source), a fix kind the planner does not offer yet",
-    "ema_teacher_updated_with_grad": "the update belongs under `torch.no_grad()` (a decorator on `update_ema`), "
-                                     "a fix kind the planner does not offer yet",
-    "polyak_update_with_grad": "the update belongs under `torch.no_grad()` (a decorator on `polyak`), a fix "
-                               "kind the planner does not offer yet",
     "soft_update_before_backward": "the TD target wants computing under `torch.no_grad()`, or the soft update "
                                    "moving after the step: neither is a fix kind the planner offers",
     "running_scale_updated_after_use": "the batch wants scaling by a copy of the buffer (`.clone()`), or the "
@@ -88,10 +85,7 @@ BY_HAND = {
 # correct program); OPEN_FIX: the automatic-fix test.
 OPEN = {
 }
-OPEN_FIX = {
-    "running_scale_buffer_in_place": "the offered fix detaches the buffer where it is read, so this batch's "
-                                     "statistic written into it still carries grad into the loss; the hand fix "
-                                     "updates it under `torch.no_grad()`, a fix kind the planner does not offer",
+OPEN_FIX: dict[str, str] = {
 }
 # The carrier each finding names, as the user would say it (the buggy program and its variants).
 CARRIERS = {
@@ -158,10 +152,22 @@ def _errors_in(found: Iterable[Diagnostic]) -> list[tuple[str, int]]:
 @cache
 def _analysis(path: Path) -> tuple[list[tuple[str, int]], str | None]:
     """The program's errors, and its text after the automatic fixes (None when none is offered)."""
+    errors, fixed, _ = _fixed(path)
+    return errors, fixed
+
+
+@cache
+def _fixed(path: Path) -> tuple[list[tuple[str, int]], str | None, tuple[tuple[str, str], ...]]:
+    """`_analysis`, with the texts the fixes give the modules beside the program (path relative to
+    its folder, text): a fix whose edit belongs in the module where the cause sits."""
     source = path.read_text()
     found = analyze(source, path=str(path))
     fixes = choose_fixes(found, unsafe=True)
-    return _errors_in(found), fix_text_round(source, fixes)[0] if fixes else None
+    if not fixes:
+        return _errors_in(found), None, ()
+    others: dict[str, str] = {}
+    fixed = fix_text_round(source, fixes, others)[0]
+    return _errors_in(found), fixed, tuple(sorted((str(Path(o).relative_to(path.parent)), t) for o, t in others.items()))
 
 
 @pytest.fixture(scope="module")
@@ -236,11 +242,13 @@ class _Run:
     row: int | None  # the innermost frame of the traceback in `train.py`
 
 
-def _run_folder(folder: Path, into: Path, train: str | None = None) -> _Run:
+def _run_folder(folder: Path, into: Path, train: str | None = None, others: tuple[tuple[str, str], ...] = ()) -> _Run:
     copy = into / folder.name
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
     if train is not None:
         (copy / "train.py").write_text(train)
+    for relative, text in others:
+        (copy / relative).write_text(text)
     done = subprocess.run([sys.executable, "train.py"], cwd=copy, capture_output=True, text=True, timeout=240,
                           env={**os.environ, "OMP_NUM_THREADS": "1"}, check=False)
     rows = [int(m["row"]) for m in _FRAME.finditer(done.stderr) if Path(m["path"]).resolve() == copy / "train.py"]
@@ -254,9 +262,9 @@ def package_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, _Run]:
         twin = folder.parent / f"fixed_{folder.name}"
         runs[folder.name] = _run_folder(folder, tmp_path_factory.mktemp("buggy"))
         runs[twin.name] = _run_folder(twin, tmp_path_factory.mktemp("fixed"))
-        fixed = _analysis(folder / "train.py")[1]
+        _, fixed, others = _fixed(folder / "train.py")
         if fixed is not None:
-            runs[f"fix:{folder.name}"] = _run_folder(folder, tmp_path_factory.mktemp("fix"), fixed)
+            runs[f"fix:{folder.name}"] = _run_folder(folder, tmp_path_factory.mktemp("fix"), fixed, others)
     return runs
 
 
@@ -299,3 +307,31 @@ def test_a_write_of_the_program_is_named_as_one_not_as_an_optimizer_step() -> No
             in found.message, found.message
         assert "optimizer" not in found.message
         assert any(f"`{written}`, which the graph saved, written in place here" == r.message for r in found.related)
+
+
+WRITTEN = ("memory_bank_index_copy.py", "running_scale_buffer_in_place.py")
+MONITORED = """
+import sys
+sys.path.insert(0, {repo!r})
+from gradguard.runtime.runner import run_program
+raise SystemExit(run_program({path!r}, [], module=False, report={report!r}, deep=False))
+"""
+
+
+@pytest.mark.torch
+def test_state_only_written_in_place_is_written_under_no_grad_by_both_halves(tmp_path: Path) -> None:
+    # A memory bank filled by `index_copy_`, a running statistic by `mul_().add_()`: the program never
+    # rebinds them, so the fix puts the writes under `torch.no_grad()`; the monitor decides the same
+    # from the run (the tensor's version moved, it has a node, the loop never assigns it).
+    from gradguard.rules import decisions_for
+
+    repo = str(Path(__file__).resolve().parents[2])
+    jobs = {name: MONITORED.format(repo=repo, path=str(LIBRARY / name), report=str(tmp_path / f"{name}.json"))
+            for name in WRITTEN}
+    run_source_many(jobs, timeout=240)
+    for name in WRITTEN:
+        (decision,) = decisions_for((LIBRARY / name).read_text(encoding="utf-8"))
+        assert (decision.code, str(decision.kind)) == ("GG003", "no_grad")
+        report = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))
+        assert (report["rule"], report["fix"]["kind"]) == ("GG003", "no_grad"), report["fix"]
+        assert "with torch.no_grad():" in report["fix"]["suggestion"] or "no_grad" in report["fix"]["suggestion"]
