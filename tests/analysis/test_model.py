@@ -2716,8 +2716,8 @@ def test_a_write_met_first_is_the_error_the_program_stops_at() -> None:
             loss.backward()
             opt.step()
         """)
-    expected = ("GG011 `loss` goes through `self.scale`'s graph, but the optimizer step at line "
-                f"{_row(source, 'self.scale.mul_')} has since changed in place the parameters that graph saved")
+    expected = ("GG011 `loss` goes through `self.scale`'s graph, but the in-place write at line "
+                f"{_row(source, 'self.scale.mul_')} has since changed `self.scale`, which that graph saved")
     assert _messages(source) == [expected]
 
 
