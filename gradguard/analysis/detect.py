@@ -390,12 +390,11 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         state_like = False
     if state_like and before_loop is not None and carrier is not None and not carrier.is_container and not any(
             _self_update(d, carrier.holder.text)[0]
-            and (_within(program, facts, d, before_loop)
-                 or _function_around(facts, d) is not _function_around(facts, before_loop))
+            and any(_within(program, facts, d, loop_) for loop_ in failing.loops[failing.loops.index(before_loop):])
             for d in carrier.assignments):
         # Updated from its old value only before the loop (`self.reg_loss = self.reg_loss + reg` in
-        # `__init__`): computed once, not state the loop carries. (An update in a function the loop
-        # calls, `train(model, ...)` inside `for epoch in ...`, runs inside it.)
+        # `__init__`): computed once, not state the loop carries. (An update in a loop that the loop
+        # runs through a call, `train(model, ...)` inside `for epoch in ...`, runs inside it.)
         state_like = False
     memoised = [n for n in sorted(stale) if n in program.memoised]
     decorators = next((info.memoised for info in map(program.memoised.get, memoised) if info is not None), ())
@@ -548,14 +547,6 @@ def _names_of(program: Program, owner: str) -> frozenset[str]:
         root, rest = ".".join(parts[:cut]), ".".join(parts[cut:])
         names.update(f"{alias}.{rest}" for alias in program.owner_aliases.get(root, ()))
     return frozenset(names)
-
-
-def _function_around(facts: FileFacts, node: cst.CSTNode) -> cst.CSTNode | None:
-    """The innermost function definition around a node (None at a module's top level)."""
-    current = facts.parent(node)
-    while current is not None and not isinstance(current, cst.FunctionDef):
-        current = facts.parent(current)
-    return current
 
 
 def _within(program: Program, facts: FileFacts, node: cst.CSTNode, container: cst.CSTNode) -> bool:
