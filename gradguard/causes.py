@@ -224,7 +224,10 @@ CAUSES: dict[Cause, CauseInfo] = {info.cause: info for info in (
         _WRONG + "it would run backward twice per step, doubling every gradient."),
     CauseInfo(
         Cause.STEPPED, "GG011",
-        (Option(FixKind.RECOMPUTE_IN_LOOP, _always,
+        (Option(FixKind.NO_GRAD, lambda e: e.frozen_source,
+                "no optimizer trains what it was computed from (a target network blended in place): compute "
+                "it without a graph where it is made (under torch.no_grad())"),
+         Option(FixKind.RECOMPUTE_IN_LOOP, _always,
                 "run the forward again after the optimizer step, and stop retaining the old graph"),),
         "`{carrier}`'s graph was kept with retain_graph=True across an optimizer step, which changed in "
         "place the parameters that graph saved; the next backward through it reads the changed values.",

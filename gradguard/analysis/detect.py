@@ -448,6 +448,12 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
     if cause is Cause.BUILT_BEFORE_LOOP and carrier is not None and not met.masked:
         carrier = replace(carrier, untrained=untrained(program, met, why.stepped),
                           reference=reference_only(program, met))
+    if cause is Cause.STEPPED and why.written is not None and carrier is not None:
+        # Saved tensors a write of the program changed (a target network blended in place): made only
+        # by modules no optimizer of the program trains, the value wants no graph at all. (The optimizer
+        # an entry point was given is unknown there; the run that built it knows what it updates.)
+        known = frozenset(o for o in program.optimizer_owners if not o.startswith("?"))
+        carrier = replace(carrier, untrained=untrained(program, met, known or frozenset(program.optimizer_owners)))
     consumer_stepped = bool(carrier and carrier.fed)
     root_defs = _root_definitions(program, failing)
     only_freeing = [c for c in why.conditions if c not in met.conditions]

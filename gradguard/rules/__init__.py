@@ -21,6 +21,7 @@ from gradguard import catalogue, codemods
 from gradguard import causes as model
 from gradguard.analysis import api
 from gradguard.analysis.api import Receiver, Returns
+from gradguard.analysis.api.torch_functions import NO_GRAD_CONTEXT
 from gradguard.analysis.facts import CallKind, Cause, Conflict, FileFacts
 from gradguard.analysis.names import dotted
 from gradguard.analysis.values import Read
@@ -243,6 +244,52 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         and codemods.enclosing_function(facts, freed.statement) is codemods.enclosing_function(facts, failing.statement)
         and model.guarded_apart(branches_around(facts, freed.statement), branches_around(facts, failing.statement)),
     )
+
+
+NO_GRAD_BY_HAND = ("Compute `{carrier}` without a graph where it is made (under `no_grad()`, or `.detach()` it "
+                    "there): nothing should go back through it")
+
+
+def single_assignment(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+        and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
+
+
+def assigns_none(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "None"
+        for small in statement.body)
+
+
+def computed_without_graph(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
+    """A snapshot (a loss's target, the old side of a ratio) or the output of modules no optimizer
+    of the loop trains (a teacher): computed without a graph where it is made, so that every
+    iteration reads the same values as before and none goes back through it. The statement that
+    assigns only the carrier runs under `torch.no_grad()` (batch-norm statistics and random draws
+    happen as before); one that assigns other values too is followed by a detach of the carrier alone.
+    None when the carrier has several assignments, or one in another module or of another shape."""
+    carrier = conflict.carrier
+    assignments = [a for a in carrier.assignments if not assigns_none(a)] if carrier is not None else []
+    if carrier is None or len(assignments) != 1 or not facts.is_local(assignments[0]) \
+            or not single_assignment(assignments[0]):
+        return [], NO_GRAD_BY_HAND
+    definition = assignments[0]
+    name = carrier.holder.text
+    assign = definition.body[0]  # type: ignore[attr-defined]
+    targets = codemods.target_texts(definition)
+    if targets == [name] and isinstance(assign.targets[0].target, (cst.Name, cst.Attribute)):
+        edit = codemods.under_context(facts, definition, NO_GRAD_CONTEXT)
+        if edit is None:
+            return [], NO_GRAD_BY_HAND
+        context = codemods.spelled(facts, NO_GRAD_CONTEXT)
+        return [edit], f"Compute `{{carrier}}` under `{context}()`: nothing should go back through it"
+    if name not in targets:
+        return [], NO_GRAD_BY_HAND
+    detached = model.detach_code(name, carrier_shape(facts, conflict))
+    if detached is None:
+        return [], NO_GRAD_BY_HAND
+    return [codemods.insert_after(facts, definition, [f"{name} = {detached}"])], \
+        "Detach `{carrier}` where it is made: nothing should go back through it"
 
 
 def written_in_place(conflict: Conflict) -> bool:

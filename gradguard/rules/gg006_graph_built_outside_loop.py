@@ -8,11 +8,11 @@ import libcst as cst
 from gradguard import causes as model
 from gradguard import codemods
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.api.torch_functions import GRAD_INPUTS, NO_GRAD_CONTEXT
+from gradguard.analysis.api.torch_functions import GRAD_INPUTS
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.analysis.values import CallKind
 from gradguard.model import Edit, Location, Span
-from gradguard.rules import ConflictRule, FixPlan, carrier_shape
+from gradguard.rules import ConflictRule, FixPlan, assigns_none, computed_without_graph, single_assignment
 
 
 class GraphBuiltOutsideLoop(ConflictRule):
@@ -23,15 +23,10 @@ class GraphBuiltOutsideLoop(ConflictRule):
 
     def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
         if option.kind is model.FixKind.NO_GRAD:
-            edits, title = _without_graph(facts, conflict)
+            edits, title = computed_without_graph(facts, conflict)
         else:
             edits, title = _fix(facts, conflict)
         return FixPlan(tuple(edits), title)
-
-
-def _single_assignment(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
-        and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
 
 
 def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
@@ -40,11 +35,11 @@ def _fix(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
     carrier = conflict.carrier
     if carrier is None:
         return [], None
-    assignments = [a for a in carrier.assignments if not _assigns_none(a)]
+    assignments = [a for a in carrier.assignments if not assigns_none(a)]
     if len(assignments) != 1:
         return [], None
     definition = assignments[0]
-    if not _single_assignment(definition):
+    if not single_assignment(definition):
         return [], None
     if conflict.masked and not _differentiated_through(facts, conflict, definition):
         return _unmask(facts, conflict, definition)
@@ -129,37 +124,6 @@ def _into_inner_loop(facts: FileFacts, conflict: Conflict, loop: cst.For | cst.W
             codemods.insert_before(facts, first, lines)], None
 
 
-def _without_graph(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
-    """A snapshot (a loss's target, the old side of a ratio) or the output of modules no optimizer
-    of the loop trains (a teacher): computed without a graph where it is made, so that every
-    iteration reads the same values as before and none goes back through it. The statement that
-    assigns only the carrier runs under `torch.no_grad()` (batch-norm statistics and random draws
-    happen as before); one that assigns other values too is followed by a detach of the carrier alone.
-    None when the carrier has several assignments, or one in another module or of another shape."""
-    carrier = conflict.carrier
-    assignments = [a for a in carrier.assignments if not _assigns_none(a)] if carrier is not None else []
-    if carrier is None or len(assignments) != 1 or not facts.is_local(assignments[0]) \
-            or not _single_assignment(assignments[0]):
-        return [], _NO_GRAD_BY_HAND
-    definition = assignments[0]
-    name = carrier.holder.text
-    assign = definition.body[0]  # type: ignore[attr-defined]
-    targets = codemods.target_texts(definition)
-    if targets == [name] and isinstance(assign.targets[0].target, (cst.Name, cst.Attribute)):
-        edit = codemods.under_context(facts, definition, NO_GRAD_CONTEXT)
-        if edit is None:
-            return [], _NO_GRAD_BY_HAND
-        context = codemods.spelled(facts, NO_GRAD_CONTEXT)
-        return [edit], f"Compute `{{carrier}}` under `{context}()`: nothing should go back through it"
-    if name not in targets:
-        return [], _NO_GRAD_BY_HAND
-    detached = model.detach_code(name, carrier_shape(facts, conflict))
-    if detached is None:
-        return [], _NO_GRAD_BY_HAND
-    return [codemods.insert_after(facts, definition, [f"{name} = {detached}"])], \
-        "Detach `{carrier}` where it is made: nothing should go back through it"
-
-
 def _differentiated_through(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) -> bool:
     """Whether the failing call takes gradients with respect to what the value is computed from
     (a PINN's `autograd.grad(u.sum(), x)` through features built from `x`): that graph is wanted
@@ -226,8 +190,6 @@ def _first_read(facts: FileFacts, conflict: Conflict) -> cst.CSTNode:
 _BY_HAND = "Compute `{carrier}` inside the loop, from values bound there"
 _SNAPSHOT_OR_RECOMPUTE = ("Compute `{carrier}` under `no_grad()` where it is made if the loss compares against it "
                           "as a fixed reference, or inside the loop if gradients should flow through it each step")
-_NO_GRAD_BY_HAND = ("Compute `{carrier}` without a graph where it is made (under `no_grad()`, or `.detach()` it "
-                    "there): nothing should go back through it")
 _UNMASK_BY_HAND = ("Compute `{carrier}` inside the loop if it must follow the weights, or build it without a graph "
                    "(`.detach()`) if it is data; then drop `retain_graph=True`")
 _AT_SOURCE = "Build the tensors `{carrier}` holds without a graph (`.detach()` or `torch.no_grad()` where they are computed)"
@@ -271,12 +233,6 @@ def _unmemoise(facts: FileFacts, decorators: tuple[tuple[cst.Decorator, str], ..
         text = f"{indent}@{uncached}{facts.newline()}" if uncached else ""
         edits.append(Edit(Span(Location(span.start.row, 1), Location(span.start.row + 1, 1)), text, facts.path))
     return edits
-
-
-def _assigns_none(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and any(
-        isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "None"
-        for small in statement.body)
 
 
 def _unguard(facts: FileFacts, guard: cst.If) -> Edit:

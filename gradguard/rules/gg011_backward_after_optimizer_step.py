@@ -10,7 +10,7 @@ from gradguard.analysis import api
 from gradguard.analysis.api.torch_tensor import RETAIN_GRAPH
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.model import Edit
-from gradguard.rules import ConflictRule, FixPlan
+from gradguard.rules import ConflictRule, FixPlan, computed_without_graph
 
 
 class BackwardAfterOptimizerStep(ConflictRule):
@@ -30,6 +30,10 @@ class BackwardAfterOptimizerStep(ConflictRule):
         return {**found, "change": change}
 
     def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
+        if option.kind is model.FixKind.NO_GRAD:
+            # Made by modules no optimizer trains (a target network the program blends in place).
+            edits, title = computed_without_graph(facts, conflict)
+            return FixPlan(tuple(edits), title)
         return FixPlan(tuple(_fix(facts, conflict)))
 
 

@@ -267,8 +267,11 @@ def fix_facts(
     home = context.home(candidate) if candidate is not None else None
     if candidate is not None and home is not None:
         facts["outside_loop"] = built_outside_loop(context, candidate) or home is not candidate.frame
-        if facts["outside_loop"] and failing_site is not None:
+        if failing_site is not None:
+            # Read by the options of values built outside the loop, and of graphs whose saved tensors a
+            # write changed (a target network blended in place).
             facts["frozen_source"] = _frozen_source(context, candidate, failing_site)
+        if facts["outside_loop"] and failing_site is not None:
             facts["reference_only"] = _reference_only(context, candidate)
         source, scope = context.scope(home)
         if source is not None:

@@ -210,6 +210,8 @@ def test_the_cause_model_picks_the_fix_kind_by_intent() -> None:
     assert fix_kind(Cause.LOOP_CARRIED, Evidence(shape="distribution")) is FixKind.RECOMPUTE_IN_LOOP
     assert fix_kind(Cause.LOOP_CARRIED, Evidence(written_in_place=True)) is FixKind.NO_GRAD
     assert fix_kind(Cause.LOOP_CARRIED, Evidence()) is FixKind.DETACH
+    assert fix_kind(Cause.STEPPED, Evidence(frozen_source=True)) is FixKind.NO_GRAD
+    assert fix_kind(Cause.STEPPED, Evidence()) is FixKind.RECOMPUTE_IN_LOOP
     assert fix_kind(Cause.ACCUMULATED, Evidence(periodic=True)) is FixKind.OTHER
     assert reads_grads(["g = [p.grad.clone() for p in model.parameters()]"])
     assert not reads_grads(["torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)", "opt.zero_grad()"])

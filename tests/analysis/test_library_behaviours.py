@@ -71,8 +71,6 @@ BY_HAND = {
                               "torch.zeros_like(self.mem)`), a method the loop only calls",
     "hook_object_keeps_target": "the targets want the reference forward under `torch.no_grad()` (data built "
                                 "without grad at its source), a fix kind the planner does not offer yet",
-    "soft_update_before_backward": "the TD target wants computing under `torch.no_grad()`, or the soft update "
-                                   "moving after the step: neither is a fix kind the planner offers",
     "running_scale_updated_after_use": "the batch wants scaling by a copy of the buffer (`.clone()`), or the "
                                        "update moving under `torch.no_grad()` before the scaling",
     "embedding_max_norm_tied": "the norm constraint wants applying outside the forward (or the tied layer "
