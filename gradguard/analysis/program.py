@@ -303,9 +303,10 @@ class Program(Interpreter):
             if not self.imports_loaded:
                 # The classes the file imports from the project may be the one (`from gan import PairGAN`).
                 self.imports_loaded = True
-                for qualified in self.imports.values():
+                for qualified in list(self.imports.values()):
                     self.project_value(qualified, None)
-            matching = [c for c in self.classes.values()
+            # A class's methods are looked up through its bases, which may load more modules (and classes).
+            matching = [c for c in list(self.classes.values())
                         if id(c) not in self.constructing and all(self.method_of(c, m) for m in methods)]
             if len(matching) == 1:
                 found[name] = matching[0]

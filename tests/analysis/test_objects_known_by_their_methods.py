@@ -127,3 +127,20 @@ def test_a_state_the_caller_carries_into_a_method_with_its_own_time_loop_is_foun
 
     # `train(model, windows, optimizer)` calls `model.initial(...)` and `model.observe(...)`: `Filter`.
     assert [d.code for d in analyze(FILTER)] == ["GG003"]
+
+
+def test_classes_loaded_while_the_classes_are_matched_stop_nothing() -> None:
+    # DeepRL's agents (`class A2CAgent(BaseAgent)`, `__init__(self, config)` calling `config.network_fn()`):
+    # looking a method up through a base class of a project module loads the module the base is in,
+    # and its classes join the program's while they are being matched ("dictionary changed size").
+    program = Program(cst.parse_module(GAN), frozenset())
+    train = program.top_functions[0]
+    real = program.method_of
+
+    def loading(cls, name):  # type: ignore[no-untyped-def]
+        program.classes[cst.Pass()] = cls  # type: ignore[index]
+        return real(cls, name)
+
+    program.method_of = loading  # type: ignore[method-assign]
+    found = program._classes_by_use(train, list(train.node.params.params))  # type: ignore[attr-defined]
+    assert set(found) == {"gan"}
