@@ -2,7 +2,7 @@
 `tests/analysis/metamorphic.py`, fixed by `--fix --unsafe-fixes`, run beside its hand fix under the same
 rewrite (`tests/analysis/test_fix_variants.py`, whose verdict table `GAPS` it checks in full).
 
-    python bench/bench_fix_variants.py            # ~9 minutes of CPU; two workers
+    python bench/bench_fix_variants.py            # two workers; ~100 s on a quiet 2-core machine
     python bench/bench_fix_variants.py -k tuple   # only the rewrites whose name holds "tuple"
 
 The test suite runs a third of it (each rewrite on a different third of the fixtures); this runs all.

@@ -13,7 +13,7 @@ its hand-fixed twin (same syntax tree, comments aside) prints what it prints: ne
 `GAPS` lists the variants that do not train like the hand fix yet, each with its verdict and what is
 missing. It is strict: a variant that gets better must leave the table, and no variant may ever crash.
 
-The whole campaign (every rewrite of every fixture, ~9 minutes of CPU) runs with `GRADGUARD_LONG=1`, as
+The whole campaign (every rewrite of every fixture, ~100 s on two quiet cores) runs with `GRADGUARD_LONG=1`, as
 `python bench/bench_fix_variants.py` does. The test suite runs each rewrite on a third of the fixtures,
 a different third for each rewrite (so that every fixture meets three rewrites), and on the fixtures
 `GAPS` names for it.
