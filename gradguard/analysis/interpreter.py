@@ -40,7 +40,7 @@ from gradguard.analysis.expressions import (
 )
 from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
 from gradguard.analysis.scopes import assigned_in
-from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State, heap_owner
+from gradguard.analysis.state import OPAQUE, ClassInfo, Frame, FunctionInfo, HeapKey, State, heap_owner
 from gradguard.analysis.summaries import Recorder
 from gradguard.analysis.values import (
     CAPTURED,
@@ -781,8 +781,17 @@ class Interpreter(Evaluator):
             return
         self.adopt(state, joined)
 
-    def note_splits(self, states: list[State]) -> None:
-        """Object atoms the joined paths disagree on (see `split_parts`)."""
+    def note_splits(self, states: list[State], results: list[Value] | None = None) -> None:
+        """Object atoms the joined paths disagree on (see `split_parts`). Not those of an object the
+        finished call made and dropped (`forget_private_objects`): no later code tests it again."""
+        if results is not None and any(a.heap and k.startswith(OBJECT_ATOM) for k, a in self.split_atoms.items()):
+            # Noted in a call this one made, of an object this one made and dropped.
+            live_states = [p for p in states if not p.dead]
+            gone = set().union(*(reachable_owners(p, results, skip_top=True) for p in live_states)) \
+                if live_states else set()
+            for key in [k for k, a in self.split_atoms.items() if a.heap and k.startswith(OBJECT_ATOM)]:
+                if not any(owner in gone or owner.startswith(OPAQUE) for owner, _ in self.split_atoms[key].heap):
+                    del self.split_atoms[key]
         if len(states) < 2:
             return
         seen: dict[str, Atom] = {}
@@ -791,6 +800,7 @@ class Interpreter(Evaluator):
                 if key.startswith((OBJECT_ATOM, ARM_ATOM)):
                     seen.setdefault(key, atom)
         live = [p for p in states if not p.dead]
+        reachable: set[str] | None = None
         for key, atom in seen.items():
             if key in self.split_atoms or len({(p.assume[key].truth if key in p.assume else None)
                                                for p in live}) <= 1:
@@ -801,6 +811,11 @@ class Interpreter(Evaluator):
                 if key not in self.freeing_arms:
                     continue
                 atom = replace(atom, level=0)
+            elif results is not None and atom.heap:
+                if reachable is None:
+                    reachable = set().union(*(reachable_owners(p, results, skip_top=True) for p in live))
+                if not any(owner in reachable or owner.startswith(OPAQUE) for owner, _ in atom.heap):
+                    continue
             self.split_atoms[key] = atom
 
     @staticmethod
@@ -1173,6 +1188,7 @@ class Interpreter(Evaluator):
             self.last_returns = []
             return self.summaries.replay(summary, state)
         started = self.summaries.begin(args, kwargs, self_value, state, info.nested)
+        first_atom = self.atom_seq
         recorded = self._recorded()
         recorder = Recorder()
         for outer in self.recorders:
@@ -1184,6 +1200,8 @@ class Interpreter(Evaluator):
             result = self._inline_call(info, args, kwargs, state, frame, self_value, call)
         finally:
             self.recorders.pop()
+        if self.atom_seq != first_atom:
+            forget_private_objects(state, first_atom, result)
         if self._recorded() == recorded:
             self.summaries.keep(site, started, state, result, recorder)
         return result
@@ -1264,7 +1282,7 @@ class Interpreter(Evaluator):
         finally:
             self.active.pop()
         self.last_returns = list(zip(callee.returns, callee.return_values))
-        self.note_splits(callee.returns)
+        self.note_splits(callee.returns, callee.return_values)
         final = State.join_all(callee.returns)
         if final is None:
             final = state.copy()
@@ -1655,3 +1673,54 @@ def _is_literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Name):
         return node.value in ("True", "False", "None")
     return isinstance(node, (cst.BaseNumber, cst.BaseString, cst.UnaryOperation))
+
+
+def forget_private_objects(state: State, first_atom: int, result: Value) -> None:
+    """Tests of the settings of an object a finished call made and kept to itself (a label loader an
+    evaluation routine builds, asks `if self.name == ...` and drops) say nothing about any later path:
+    the next call makes another one. Kept, they would tie every later call to the way this one went,
+    and no run of the routine could stand for the next (`summaries.py`)."""
+    fresh = [key for key, atom in state.assume.items() if atom.level == 0 and atom.seq > first_atom and atom.heap]
+    if not fresh:
+        return
+    reachable = reachable_owners(state, [result])
+    for key in fresh:
+        if not any(owner in reachable or owner.startswith(OPAQUE) for owner, _ in state.assume[key].heap):
+            del state.assume[key]
+
+
+def reachable_owners(state: State, results: list[Value], skip_top: bool = False) -> set[str]:
+    """The heap owners of the project objects still reachable from the variables of `state` (but
+    those of its innermost frame with `skip_top`: a call about to return), from `results`, and
+    from the attributes of what is reachable."""
+    by_owner: dict[str, list[Value]] = {}
+    for key, value in state.heap.items():
+        by_owner.setdefault(_owner_of(key), []).append(value)
+    frames = state.frames[:-1] if skip_top else state.frames
+    reachable: set[str] = set()
+    pending: list[Value] = [*results, *(v for frame in frames for v in frame.values())]
+    while pending:
+        found: set[str] = set()
+        for value in pending:
+            _owners_in(value, found)
+        pending = [v for owner in found - reachable for v in by_owner.get(owner, ())]
+        reachable |= found
+    return reachable
+
+
+def _owner_of(key: HeapKey) -> str:
+    owner = key[0]
+    return owner[len(FLAG):] if owner.startswith(FLAG) else owner
+
+
+def _owners_in(value: Value, found: set[str], depth: int = 0) -> None:
+    """The heap owners of the project objects a value is or holds (its items, the object a bound
+    method belongs to)."""
+    if depth > 4:
+        return
+    if value.kind is Kind.INSTANCE and isinstance(value.ref, ClassInfo):
+        found.add(heap_owner(value))
+    for inner in (*(value.elems or ()), value.bound, value.parameters_of,
+                  value.ref if isinstance(value.ref, Value) else None):
+        if inner is not None:
+            _owners_in(inner, found, depth + 1)

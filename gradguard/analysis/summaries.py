@@ -64,6 +64,10 @@ class Recorder:
     heap_keys: set[HeapKey] = field(default_factory=set)
     heap_owners: set[str] = field(default_factory=set)
     heap_scans: set[tuple[str, str]] = field(default_factory=set)
+    # Once its summary is kept the record no longer changes, and what it touches is asked again at
+    # every look-up of the summary, for every entry of the heap: the answers are kept.
+    sealed: bool = False
+    _touched: dict[HeapKey, bool] = field(default_factory=dict, repr=False, compare=False)
 
     def absorb(self, other: Recorder) -> None:
         self.consulted |= other.consulted
@@ -101,6 +105,9 @@ class View:
     closure: bool = True
     names: frozenset[str] | None = None
     sites: frozenset[int] | None = None
+    # Whether a value holds nodes of `sites`, by the value's identity (the value kept with the answer,
+    # so an id is never taken for another value's): every look-up asks it of the same heap values.
+    held: dict[int, tuple[Value, bool]] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 FULL = View()
@@ -125,7 +132,7 @@ class Inputs:
         frames, defs = _scoped(state.frames, state.defs, view, copy=True)
         assume = {k: (a.truth, a.deps, a.heap, a.level, a.equality) for k, a in state.assume.items()
                   if recorder is None or recorder.reads(a)}
-        heap, hdefs = _heap_view(state.heap, state.hdefs, recorder, view.sites)
+        heap, hdefs = _heap_view(state.heap, state.hdefs, recorder, view.sites, view.held)
         return Inputs(frames, defs, heap, hdefs, _freed_at(state.freed, view.sites, copy=True), assume,
                       (state.no_grad, state.unfilled, state.frozen, dict(state.retained), len(state.frames)))
 
@@ -135,7 +142,7 @@ class Inputs:
         frames, defs = _scoped(self.frames, self.defs, view, copy=False)
         assume = self.assume if recorder is None else {
             k: a for k, a in self.assume.items() if recorder.reads_key(k, a[-1])}
-        heap, hdefs = _heap_view(self.heap, self.hdefs, recorder, view.sites)
+        heap, hdefs = _heap_view(self.heap, self.hdefs, recorder, view.sites, view.held)
         return Inputs(frames, defs, heap, hdefs, _freed_at(self.freed, view.sites, copy=False), assume, self.rest)
 
     def same(self, other: Inputs) -> bool:
@@ -176,12 +183,31 @@ def _nodes_at(value: Value, sites: frozenset[int]) -> bool:
 
 
 def _heap_view(heap: dict[HeapKey, Value], hdefs: dict[HeapKey, Any], recorder: Recorder | None,
-               sites: frozenset[int] | None) -> tuple[dict[HeapKey, Value], dict[HeapKey, Any]]:
+               sites: frozenset[int] | None, held: dict[int, tuple[Value, bool]] | None = None,
+               ) -> tuple[dict[HeapKey, Value], dict[HeapKey, Any]]:
     """The heap entries a run touched, and those holding nodes of the sites it evaluated (a site
     evaluated again ages its nodes wherever they are held)."""
     if recorder is None or sites is None:
         return dict(heap), dict(hdefs)
-    kept = {key: value for key, value in heap.items() if recorder.touches(key) or _nodes_at(value, sites)}
+    if held is None:
+        kept = {key: value for key, value in heap.items() if recorder.touches(key) or _nodes_at(value, sites)}
+    else:
+        kept = {}
+        touched = recorder._touched if recorder.sealed else None
+        for key, value in heap.items():
+            hit = touched.get(key) if touched is not None else None
+            if hit is None:
+                hit = recorder.touches(key)
+                if touched is not None:
+                    touched[key] = hit
+            if hit:
+                kept[key] = value
+                continue
+            known = held.get(id(value))
+            if known is None or known[0] is not value:
+                known = held[id(value)] = (value, _nodes_at(value, sites))
+            if known[1]:
+                kept[key] = value
     return kept, {key: defs for key, defs in hdefs.items() if key in kept or recorder.touches(key)}
 
 
@@ -298,5 +324,6 @@ class Summaries:
             return
         kept = self.by_site.setdefault(site, [])
         names = frozenset().union(*map(self.mentioned, recorder.functions)) if closure else None
+        recorder.sealed = True
         view = View(recorder, closure, names, frozenset(ran))
         kept.insert(0, Summary(arguments, view, before.project(view), recorder, result, ran, stored))
