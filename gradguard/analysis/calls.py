@@ -900,9 +900,20 @@ class CallEvaluation:
         if held is not None and held.returns in (Returns.ITEM, Returns.RECEIVER) \
                 and receiver.kind in (Kind.LIST, Kind.DICT, Kind.UNKNOWN):
             self.eval_args(call, state, frame)
+            if held.returns is Returns.RECEIVER and held.named:
+                # `d.items()`: each item a pair of a name and what the mapping holds.
+                item = self.element_of(receiver) if receiver.kind is not Kind.UNKNOWN else replace(
+                    receiver, kind=Kind.UNKNOWN, label=None)
+                pair = Value(Kind.TUPLE, item.nodes, item.top, item.grad, elems=(UNKNOWN, item))
+                return replace(self.container_of(Kind.LIST, [item]), ref=pair)
             if held.returns is Returns.RECEIVER:
                 return receiver
             return self.element_of(receiver) if receiver.kind is not Kind.UNKNOWN else receiver
+        if held is not None and held.returns is Returns.VALUE and receiver.kind in (Kind.DICT, Kind.LIST, Kind.UNKNOWN):
+            # `params.keys()` (only a mapping has it): the names its values are stored under, none of
+            # their graphs.
+            self.eval_args(call, state, frame)
+            return Value(Kind.LIST, items="")
         update = api.method(method, Receiver.OPTIMIZER)
         if update is not None and update.updates_weights and receiver.kind in (Kind.UNKNOWN, Kind.TENSOR) \
                 and not receiver.nodes and api.method(method, Receiver.TENSOR) is None \

@@ -19,7 +19,9 @@ from gradguard.analysis.api import (
     TRAINING,
     Computes,
     Fact,
+    Receiver,
     Returns,
+    attribute,
     builtin_names,
     declared_facts,
     lookup,
@@ -838,9 +840,23 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 updated = replace(self.container_of(Kind.DICT, elems), elems=tuple(elems), keys=tuple(keys))
             else:
                 updated = self.container_add(container, value)
+                if container.kind is Kind.LIST and isinstance(index, cst.Name):
+                    # The item at `i` is replaced: read back at the same `i`, it is `value` alone
+                    # (an item at another index may be this one: what was kept of them is not).
+                    binding = self.binding_of(index.value, state, frame)
+                    updated = replace(updated, indexed=((index.value, binding, value),) if binding else ())
+                elif updated.indexed:
+                    updated = replace(updated, indexed=())
             self.store_in_place(target.value, updated, state, frame, statement)
         elif isinstance(target, cst.StarredElement):
             self.assign(target.value, value, state, frame, statement, source, rebinds=rebinds)
+
+    def binding_of(self, name: str, state: State, frame: Frame) -> frozenset[cst.CSTNode] | None:
+        """The statements that last bound a variable, as the frame holding it records them (the
+        very object: a new binding is a new one), or None when it is not bound here."""
+        if name in frame.global_names or name not in state.frames[-1]:
+            return state.defs[0].get(name) if name in state.frames[0] else None
+        return state.defs[-1].get(name)
 
     def each_key(self, name: str, frame: Frame) -> str | None:
         """The key of the entries `d[name] = v` writes when `name` runs over the same fixed items in
@@ -1051,6 +1067,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return member if index is not None or base.kind is Kind.LIST else replace(base, label=None)
         if base.kind is Kind.LIST and isinstance(base.ref, Value) and base.ref.kind in (Kind.OPTIMIZER, Kind.MODULE):
             return base.ref  # `self.q_optimizers[i]`
+        if base.indexed and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index) \
+                and isinstance(expr.slice[0].slice.value, cst.Name):
+            name = expr.slice[0].slice.value.value
+            binding = self.binding_of(name, state, frame)
+            for stored_at, defs, item in base.indexed:
+                if stored_at == name and defs is binding and binding is not None:
+                    return item
         if base.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT):
             return self.element_from(expr.value, base, state, frame)
         if base.kind is Kind.DATA:
@@ -1206,6 +1229,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 if name in self.assigned_attributes(owner.ref) or self.unseen_base(owner.ref):
                     # Set by code the analysis does not see (a base class in a file it cannot read).
                     return UNKNOWN
+                own = attribute(name, Receiver.MODULE)
+                if own is not None and own.container and own.returns is Returns.MODULE:
+                    # `self._modules`: the modules it holds, by name.
+                    children = self.submodules_of(owner, state, deep=False)
+                    member = self.element_of(children) if children.elems else None
+                    return Value(Kind.MODULE, qual=min(K.KEYED_MODULE_CONTAINERS), label=dotted(expr),
+                                 ref=member if member is not None and member.kind is not Kind.UNKNOWN else None)
                 # An attribute of a module that its code never sets: a parameter registered elsewhere.
                 frozen = self.is_frozen(("class", owner.ref.key), state)
                 return Value(Kind.TENSOR, grad=not frozen, label=dotted(expr))

@@ -127,6 +127,8 @@ _DERIVED: dict[str, Callable[[], Any]] = {
     "NAMED_SUBMODULE_METHODS": lambda: _names(lambda f: f.submodules is not None and f.named, Receiver.MODULE),
     # Containers of modules: iterating or indexing them gives the modules back.
     "MODULE_CONTAINERS": lambda: _names(lambda f: f.container),
+    # Containers keyed by name (a ModuleDict): `items()` gives (name, module) pairs.
+    "KEYED_MODULE_CONTAINERS": lambda: _names(lambda f: f.container and f.submodules is None),
     # Containers whose iteration gives the modules they hold (`for layer in self.layers:`).
     "ITERATED_MODULE_CONTAINERS": lambda: _names(lambda f: f.container and f.submodules == "items"),
     # Tensor methods that make a fresh tensor (no graph) shaped or typed like the receiver.

@@ -121,6 +121,10 @@ class Value:
     # For a module: the parameters its forward writes in place (`nn.Embedding(n, d, max_norm=1.0)`
     # renormalises `weight`).
     writes: tuple[str, ...] = ()
+    # For a list: what `xs[i] = v` stored at the index the variable `i` held then, with the
+    # statements that had bound `i` (`Defs`, compared by identity): while `i` keeps that binding,
+    # `xs[i]` reads `v` back (`hidden[s_id] = repackage(hidden[s_id])` detaches that item).
+    indexed: tuple[tuple[str, Any, Value], ...] = ()
 
     @property
     def carries_graph(self) -> bool:
@@ -165,10 +169,10 @@ def cut(value: Value) -> Value:
     """The value with its graph cut off (`.detach()`, `.item()`, `torch.no_grad()`)."""
     if value.elems is not None:
         return replace(value, nodes=frozenset(), top=frozenset(), grad=False,
-                       elems=tuple(cut(e) for e in value.elems))
+                       elems=tuple(cut(e) for e in value.elems), indexed=())
     if not value.nodes and not value.grad:
         return value
-    return replace(value, nodes=frozenset(), top=frozenset(), grad=False)
+    return replace(value, nodes=frozenset(), top=frozenset(), grad=False, indexed=())
 
 
 def join(a: Value | None, b: Value | None) -> Value:
@@ -208,6 +212,8 @@ def join(a: Value | None, b: Value | None) -> Value:
         captured=a.captured if a.captured == b.captured else (),
         parameters_of=a.parameters_of if a.parameters_of is b.parameters_of else None,
         writes=a.writes + tuple(w for w in b.writes if w not in a.writes),
+        indexed=tuple(entry for entry in a.indexed if any(
+            entry[0] == other[0] and entry[1] is other[1] and entry[2] is other[2] for other in b.indexed)),
     )
 
 
@@ -306,6 +312,9 @@ def same(a: Value | None, b: Value | None) -> bool:
         return False
     if a.item_shape != b.item_shape or a.items != b.items:
         return False
+    if a.indexed != b.indexed and not (len(a.indexed) == len(b.indexed) and all(
+            x[0] == y[0] and x[1] is y[1] and same(x[2], y[2]) for x, y in zip(a.indexed, b.indexed))):
+        return False
     if a.elems is not None and b.elems is not None:
         return len(a.elems) == len(b.elems) and all(same(x, y) for x, y in zip(a.elems, b.elems))
     return True
@@ -345,6 +354,9 @@ def rename(value: Value, site: int) -> Value:
     top_mine = value.top & ageing
     top = (value.top - top_mine) | frozenset(n + 1 for n in top_mine) if top_mine else value.top
     elems = tuple(rename(e, site) for e in value.elems) if value.elems is not None else None
+    if value.indexed:
+        indexed = tuple((name, defs, rename(item, site)) for name, defs, item in value.indexed)
+        return evolve(value, nodes=nodes, top=top, elems=elems, indexed=indexed)
     return evolve(value, nodes=nodes, top=top, elems=elems)
 
 
@@ -497,6 +509,9 @@ def fold_generations(value: Value, sites: frozenset[int]) -> Value:
     if nodes == value.nodes and top == value.top and (elems is None or all(
             a is b for a, b in zip(elems, value.elems or ()))):
         return value
+    if value.indexed:
+        indexed = tuple((name, defs, fold_generations(item, sites)) for name, defs, item in value.indexed)
+        return evolve(value, nodes=nodes, top=top, elems=elems, indexed=indexed)
     return evolve(value, nodes=nodes, top=top, elems=elems)
 
 

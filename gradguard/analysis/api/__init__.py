@@ -143,6 +143,17 @@ def lookup(name: str, receiver: Receiver | None = None, project: Iterable[Fact] 
     return _index().get((name, receiver))
 
 
+@cache
+def _attributes() -> dict[Key, Fact]:
+    return {fact.key: fact for library in libraries() for fact in getattr(library, "ATTRIBUTES", ())}
+
+
+def attribute(name: str, *receivers: Receiver) -> Fact | None:
+    """The fact for the attribute `name` (read, not called) of the first of `receivers` that has one."""
+    index = _attributes()
+    return next((index[(name, r)] for r in receivers if (name, r) in index), None)
+
+
 def method(name: str, *receivers: Receiver) -> Fact | None:
     """The fact for the method `name` on the first of `receivers` that has one."""
     index = _index()

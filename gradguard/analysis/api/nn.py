@@ -73,3 +73,11 @@ FACTS: tuple[Fact, ...] = (
     Fact("register_buffer", M, returns=Returns.NONE, registers=Returns.BUFFERS),
     Fact("register_parameter", M, returns=Returns.NONE, registers=Returns.PARAMETERS),
 )
+
+
+# Attributes every module has that its own code never sets (read, not called).
+ATTRIBUTES: tuple[Fact, ...] = (
+    # Its submodules by name (`self._modules.items()` in a container's forward), as a ModuleDict
+    # holds them: no parameter.
+    Fact("_modules", M, returns=Returns.MODULE, container=True, submodules="children"),
+)

@@ -45,6 +45,9 @@ FACTS: tuple[Fact, ...] = (
     *facts(("extend", "extendleft"), C, returns=Returns.NONE, stores=Role.ITEMS),
     Fact("clear", C, returns=Returns.NONE, clears=True),
     *facts(("pop", "popleft", "get"), C, returns=Returns.ITEM),
-    *facts(("values", "items", "copy"), C, returns=Returns.RECEIVER, pure=True),
-    Fact("keys", C, pure=True),
+    *facts(("values", "copy"), C, returns=Returns.RECEIVER, pure=True),
+    # (key, value) pairs: the keys are names, whatever graphs the values carry.
+    Fact("items", C, returns=Returns.RECEIVER, pure=True, named=True),
+    # The keys of a dict are names (strings, numbers): whatever graph its values carry, not theirs.
+    Fact("keys", C, returns=Returns.VALUE, pure=True),
 )
