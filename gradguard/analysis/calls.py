@@ -84,6 +84,13 @@ class CallEvaluation:
             label = self.alias_of(func.value, state) or label
         return self.call_value(call, callee, label, args, kwargs, state, frame)
 
+    def note_draw(self, frame: Frame) -> None:
+        """A call drew fresh random numbers: the statement of the linted file that ran it (itself, or
+        the call of a helper it is in) makes other values each time it runs (`draws`)."""
+        statement = frame.local_call[1] if frame.local_call is not None else self.statement(frame)
+        if statement is not None:
+            self.drawing.add(statement)
+
     def alias_of(self, name: str, state: State) -> str | None:
         """The attribute chain a local name was last set to on this path (`fn = self.fraction_net`,
         `fn = None if self.target else self.fraction_net`): calling it calls that module."""
@@ -404,6 +411,9 @@ class CallEvaluation:
     def eval_known_call(self, call: cst.Call, name: str, state: State, frame: Frame) -> Value:
         """A call of an imported callable, known by its qualified name."""
         args, kwargs = self.eval_args(call, state, frame)
+        drawn = api.lookup(name)
+        if drawn is not None and drawn.draws:
+            self.note_draw(frame)
         if name in K.BACKWARD_FUNCTIONS:
             roots = args[:1] or [(None, next((kwargs[k] for k in ROOT_KEYWORDS if k in kwargs), UNKNOWN))]
             self.backward(call, roots, kwargs, state, frame, positional_retain=None)
@@ -747,6 +757,10 @@ class CallEvaluation:
         receiver = self.eval(func.value, state, frame)
         read_at = len(self.renamed)
         label = dotted(func.value)
+        if receiver.kind in (Kind.TENSOR, Kind.UNKNOWN):
+            drawn = api.method(method, Receiver.TENSOR, Receiver.DISTRIBUTION)
+            if drawn is not None and drawn.draws:
+                self.note_draw(frame)
         if label is not None and method not in K.MODULE_METHODS and opaque_object(receiver):
             # A method of an object whose class is not seen (`memory.clear()`): it may change
             # whatever the program kept on that object.

@@ -162,6 +162,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.synthetic: set[int] = set()
         # Sites of calls of objects only ever called (`UNSURE_MODULE`): maybe no graph at all.
         self.unsure: set[int] = set()
+        # Statements of the linted file whose run draws fresh random numbers (`CallEvaluation.note_draw`).
+        self.drawing: set[cst.CSTNode] = set()
         # Variables and attributes whose value some backward or grad started from.
         self.root_holders: set[tuple[str, ...]] = set()
         self.framework_calls: list[CallInfo] = []

@@ -159,6 +159,9 @@ class FileFacts:
     elsewhere: Callable[[cst.CSTNode], tuple[str, Span] | None] = field(default=lambda node: None)
     # The facts of the project module that holds a node of another module (None when none does).
     foreign: Callable[[cst.CSTNode], FileFacts | None] = field(default=lambda node: None)
+    # Statements of this file whose run draws fresh random numbers (directly, or in the code of a
+    # helper they call): running one again does not recompute what it made.
+    draws: frozenset[cst.CSTNode] = field(default=frozenset(), repr=False)
     # For the facts of an imported project module: its absolute path, which its edits carry.
     path: str | None = None
     # How messages name another file of the project (relative to the linted file's folder).

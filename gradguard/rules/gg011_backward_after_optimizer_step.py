@@ -67,6 +67,10 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
                          {conflict.failing.root_text, carrier.holder.text}, {carrier.holder.text} | conflict.stepped)
     if definition not in chain:
         return []
+    if any(statement in facts.draws for statement in chain):
+        # Run again, it would draw other numbers (a rollout's observations, a sampled batch): not
+        # the same values through updated weights.
+        return []
     between = body[body.index(chain[0]) + 1: body.index(step) + 1]
     # After the last update before the failing backward (SAC's two Q-function steps).
     anchor = _last_update(body, step, conflict.failing.statement)

@@ -236,3 +236,66 @@ def test_a_routine_asking_an_object_it_made_does_not_split_the_callers_paths() -
     buggy = _found(_EVALUATED.format(step_d="opt_d.step()", step_d_after="pass"))
     assert [code for _, code in buggy] == ["GG011"]
     assert _found(_EVALUATED.format(step_d="pass", step_d_after="opt_d.step()")) == []
+
+
+# -- computations that draw fresh random numbers -----------------------------------------------------------
+
+_ROLLOUT = """
+    class ActorCritic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.trunk = nn.Linear(8, 16)
+            self.actor = nn.Linear(16, 4)
+            self.critic = nn.Linear(16, 1)
+
+        def forward(self, obs):
+            h = torch.relu(self.trunk(obs))
+            return self.actor(h), self.critic(h).squeeze(-1)
+
+
+    def collect(model, n):
+        {draw}
+        logits, values = model(obs)
+        dist = torch.distributions.Categorical(logits=logits)
+        actions = dist.sample()
+        rewards = (actions == 0).float()
+        return dist.log_prob(actions), values, rewards
+
+
+    model = ActorCritic()
+    actor_opt = torch.optim.Adam(list(model.trunk.parameters()) + list(model.actor.parameters()), lr=1e-3)
+    critic_opt = torch.optim.Adam(model.critic.parameters(), lr=1e-3)
+    fixed_obs = torch.ones(32, 8)
+    for update in range(5):
+        log_probs, values, rewards = collect(model, 32)
+        advantage = rewards - values
+        critic_loss = advantage.pow(2).mean()
+        actor_loss = -(log_probs * advantage).mean()
+        critic_opt.zero_grad()
+        critic_loss.backward(retain_graph=True)
+        critic_opt.step()
+        actor_opt.zero_grad()
+        actor_loss.backward()
+        actor_opt.step()
+"""
+
+
+def test_a_computation_that_draws_is_not_run_again_as_a_fix() -> None:
+    # A2C: recomputing the actor loss would run the rollout again (new observations and actions).
+    source = "import torch\nimport torch.nn as nn\n" + textwrap.dedent(_ROLLOUT.format(draw="obs = torch.randn(n, 8)"))
+    found = analyze(source)
+    assert [d.code for d in found] == ["GG011"]
+    assert found[0].fix is None
+
+
+def test_the_statements_that_draw_are_known_through_the_helpers_they_call() -> None:
+    from gradguard.analysis import facts_for
+    from gradguard.codemods import names_read
+
+    source = "import torch\nimport torch.nn as nn\n" + textwrap.dedent(_ROLLOUT.format(draw="obs = torch.randn(n, 8)"))
+    facts = facts_for(source)
+    assert facts is not None
+    drawing = sorted(facts.code(s).strip() for s in facts.draws)
+    assert any(code.startswith("log_probs, values, rewards = collect(") for code in drawing)
+    assert not any("advantage" in code for code in drawing)
+    assert "collect" in set().union(*(names_read(s) for s in facts.draws))

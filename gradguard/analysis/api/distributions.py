@@ -35,4 +35,5 @@ FACTS: tuple[Fact, ...] = (
     # sample() runs under no_grad; rsample() is reparameterised and carries the parameters' graph.
     Fact("sample", D, returns=Returns.FRESH),
     *facts(("rsample", "log_prob", "entropy", "cdf", "icdf"), D, returns=Returns.DERIVED),
+    *facts(("sample", "rsample", "sample_n"), D, draws=True),
 )

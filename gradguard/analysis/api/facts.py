@@ -210,6 +210,9 @@ class Fact:
     reference: tuple[int, str] | None = None
     updates_weights: bool = False  # an optimizer's update: the weights change in place
     writes: Writes | None = None  # a tensor the call (for a module class, its forward) writes in place
+    # Draws fresh random numbers: each call gives another result, so running it again does not
+    # compute what the first call made (`torch.randn`, `dist.sample()`, `random.choice`).
+    draws: bool = False
     # A module's `train(mode=True)` (True: to its first argument, True when none) or `eval()` (False):
     # the module and every module below it are in that mode afterwards (see `nn.TRAINING`).
     training: bool | None = None

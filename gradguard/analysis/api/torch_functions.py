@@ -43,6 +43,9 @@ FACTS: tuple[Fact, ...] = (
                          "empty_strided", "scalar_tensor", "sparse_coo_tensor"),
               returns=Returns.FRESH, requires_grad_kwarg=True),
     *prefixed("torch.", ("as_tensor", "from_numpy", "frombuffer"), returns=Returns.FRESH),
+    # Random draws (the factories above, and the sampling functions).
+    *prefixed("torch.", ("rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
+                         "normal", "bernoulli", "multinomial", "poisson"), draws=True),
     *facts(("torch.nn.Parameter", "torch.nn.parameter.Parameter"), returns=Returns.LEAF),
     # Grad-mode switches, as context managers, decorators or plain calls.
     *facts((NO_GRAD_CONTEXT, "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"),

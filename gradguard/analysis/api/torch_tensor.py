@@ -56,6 +56,9 @@ FACTS: tuple[Fact, ...] = (
             "uniform_", "lerp_", "sqrt_", "neg_", "abs_", "t_", "transpose_", "unsqueeze_", "squeeze_",
             "clamp_min_", "clamp_max_", "zero_", "fill_"), T,
            returns=Returns.RECEIVER, inplace=True, keeps_history=True),
+    # In-place random fills: each call draws other numbers.
+    *facts(("normal_", "uniform_", "bernoulli_", "random_", "exponential_", "cauchy_", "log_normal_",
+            "geometric_"), T, draws=True),
     *facts(("register_hook", "register_post_accumulate_grad_hook"), T, returns=Returns.VALUE,
            calls=Callback(0, when=When.BACKWARD, passes=("grad",))),
     Fact("retain_grad", T, returns=Returns.NONE),
