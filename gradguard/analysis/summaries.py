@@ -105,6 +105,9 @@ class View:
     closure: bool = True
     names: frozenset[str] | None = None
     sites: frozenset[int] | None = None
+    # The globals a run can read: those the code it ran names (a function reads a global only by
+    # naming it); all of them when not known.
+    global_names: frozenset[str] | None = None
     # Whether a value holds nodes of `sites`, by the value's identity (the value kept with the answer,
     # so an id is never taken for another value's): every look-up asks it of the same heap values.
     held: dict[int, tuple[Value, bool]] = field(default_factory=dict, compare=False, hash=False, repr=False)
@@ -160,13 +163,19 @@ def _scoped(frames: list[dict[str, Any]], defs: list[dict[str, Any]], view: View
     """The frames (and their definitions) a run can read: the globals; of the functions around a
     closure, the names its code mentions (all of them when not known); none for another call."""
     whole = dict if copy else (lambda d: d)
+    wanted = view.global_names
+    if wanted is None:
+        first, first_defs = whole(frames[0]), whole(defs[0])
+    else:
+        first = {k: v for k, v in frames[0].items() if k in wanted}
+        first_defs = {k: v for k, v in defs[0].items() if k in wanted}
     if not view.closure:
-        return [whole(frames[0])], [whole(defs[0])]
+        return [first], [first_defs]
     names = view.names
     if names is None:
-        return [whole(f) for f in frames], [whole(d) for d in defs]
-    return ([whole(frames[0]), *({k: v for k, v in f.items() if k in names} for f in frames[1:])],
-            [whole(defs[0]), *({k: v for k, v in d.items() if k in names} for d in defs[1:])])
+        return [first, *(whole(f) for f in frames[1:])], [first_defs, *(whole(d) for d in defs[1:])]
+    return ([first, *({k: v for k, v in f.items() if k in names} for f in frames[1:])],
+            [first_defs, *({k: v for k, v in d.items() if k in names} for d in defs[1:])])
 
 
 def _freed_at(freed: dict[int, Any], sites: frozenset[int] | None, copy: bool) -> dict[int, Any]:
@@ -323,7 +332,8 @@ class Summaries:
         if any(more < 0 for more in ran.values()) or len(state.epochs) < len(epochs):
             return
         kept = self.by_site.setdefault(site, [])
-        names = frozenset().union(*map(self.mentioned, recorder.functions)) if closure else None
+        mentioned = frozenset().union(*map(self.mentioned, recorder.functions))
         recorder.sealed = True
-        view = View(recorder, closure, names, frozenset(ran))
+        view = View(recorder, closure, mentioned if closure else None, frozenset(ran),
+                    mentioned if recorder.functions else None)
         kept.insert(0, Summary(arguments, view, before.project(view), recorder, result, ran, stored))

@@ -104,6 +104,23 @@ def test_the_callers_locals_are_inputs_of_a_closure_only_as_far_as_its_code_name
     assert closure.find(_SITE, _ARGS, {}, None, elsewhere, True) is not None
 
 
+def test_globals_are_inputs_only_as_far_as_the_code_the_call_ran_names_them() -> None:
+    # A function reads a global only by naming it (in its own code or a callee's): a training loop at
+    # module level that rebinds its own variables does not keep its validation routine from reuse.
+    body = cst.parse_statement("def validate(cfg):\n    return cfg.size + threshold\n")
+    state = _state()
+    state.frames[0].update({"threshold": SCALAR, "step": SCALAR})
+    made = Summaries()
+    made.keep(_SITE, made.begin(_ARGS, {}, None, state, False), state, NONE, Recorder(functions={body}))
+    later = _state()
+    later.frames[0].update({"threshold": SCALAR, "step": NONE})
+    later.defs[0]["step"] = frozenset({body})
+    assert made.find(_SITE, _ARGS, {}, None, later, False) is not None
+    changed = _state()
+    changed.frames[0].update({"threshold": NONE, "step": SCALAR})
+    assert made.find(_SITE, _ARGS, {}, None, changed, False) is None
+
+
 def test_freed_nodes_are_inputs_only_at_the_sites_the_call_evaluated() -> None:
     made = _made_by(lambda state: state.epochs.__setitem__(7, 1))
     elsewhere = _state()
