@@ -26,6 +26,7 @@ class FixKind(StrEnum):
     RECOMPUTE_IN_LOOP = "recompute_in_loop"
     NO_GRAD = "no_grad"  # compute the value without a graph where it is made (a snapshot, a teacher's output)
     CREATE_GRAPH = "create_graph"
+    MOVE_STEP = "move_step"  # run every backward of the forward first, then the optimizer steps
     OTHER = "other"
 
 
@@ -86,6 +87,10 @@ class Evidence:
     # `index_copy_`, an EMA teacher's `mul_().add_()`, a running statistic's `mul_().add_()`): what it
     # writes should carry no graph, so the writes run under torch.no_grad().
     written_in_place: bool = False
+    # The parameters the step between the two calls changed are trained by another optimizer of the
+    # program too (a shared encoder that each task's optimizer updates): both losses' gradients are
+    # meant to come from the same weights, so every backward runs before the steps.
+    shared_parameters: bool = False
 
 
 @dataclass(frozen=True)
@@ -227,6 +232,9 @@ CAUSES: dict[Cause, CauseInfo] = {info.cause: info for info in (
         (Option(FixKind.NO_GRAD, lambda e: e.frozen_source,
                 "no optimizer trains what it was computed from (a target network blended in place): compute "
                 "it without a graph where it is made (under torch.no_grad())"),
+         Option(FixKind.MOVE_STEP, lambda e: e.shared_parameters,
+                "another optimizer trains the same parameters from the later loss: run both backward calls "
+                "first (zero the gradients before the first), then the optimizer steps"),
          Option(FixKind.RECOMPUTE_IN_LOOP, _always,
                 "run the forward again after the optimizer step, and stop retaining the old graph"),),
         "`{carrier}`'s graph was kept with retain_graph=True across an optimizer step, which changed in "

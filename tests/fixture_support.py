@@ -34,7 +34,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 ERROR_KINDS = frozenset({"double-backward", "inplace-modified", "none"})
 FIX_KINDS = frozenset({"detach", "retain_graph", "sum_losses", "item", "recompute_in_loop", "no_grad", "create_graph",
-                       "other"})
+                       "move_step", "other"})
 DOUBLE_BACKWARD_MESSAGE = "Trying to backward through the graph a second time"
 INPLACE_MESSAGE = "modified by an inplace operation"
 

@@ -468,6 +468,8 @@ class AutogradEvents:
                     self.owner_aliases[part] = self.owner_aliases.get(part, frozenset()) | found
                     names = names | found
         names = names | {self.outside_label(name) for name in names}
+        if not owner.startswith("?"):
+            self.stepping_groups[owner] = self.stepping_groups.get(owner, frozenset()) | names
         for retained in self.retains:
             self.stepped_after_retain[retained] = self.stepped_after_retain.get(retained, frozenset()) | names
         if self.last_backward_call is not None:

@@ -464,7 +464,17 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                     decorators if cause is Cause.MEMOIZED else (), masked=met.masked,
                     # Read to change the weights (SAM's ascent step) is no reading of the result.
                     grads_read=why.grads_read and not why.stepped,
-                    written=why.written if why.by_step else None)
+                    written=why.written if why.by_step else None,
+                    shared_step=why.by_step and why.written is None and _shared_step(program, why.stepped))
+
+
+def _shared_step(program: Program, stepped: frozenset[str]) -> bool:
+    """Whether an optimizer other than those stepped between the two calls (every module it updates is
+    one of `stepped`) also updates a module the step changed: the program trains those parameters from
+    both losses (each task's optimizer over a shared encoder)."""
+    return any(not names <= stepped and any(owns(a, frozenset({b})) or owns(b, frozenset({a}))
+                                            for a in names for b in stepped)
+               for names in program.stepping_groups.values())
 
 
 def _state_like(read: Read, grown: frozenset[tuple[str, ...]] | set[tuple[str, ...]] = frozenset()) -> bool:

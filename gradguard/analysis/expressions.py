@@ -158,6 +158,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.assigned_containers: dict[tuple[int, tuple[str, ...]], str | None] = {}
         self.saving: set[int] = set()
         self.optimizer_owners: set[str] = set()
+        # Each optimizer that stepped: its owner group -> the names of the modules it updates (aliases too).
+        self.stepping_groups: dict[str, frozenset[str]] = {}
         # Sites whose nodes stand for graphs the model did not see built (a backward's root).
         self.synthetic: set[int] = set()
         # Sites of calls of objects only ever called (`UNSURE_MODULE`): maybe no graph at all.

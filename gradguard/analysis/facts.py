@@ -117,6 +117,9 @@ class Conflict:
     # With STEPPED, changed by an in-place write of the program (a Polyak blend, a buffer update, an
     # embedding's max_norm lookup) rather than an optimizer's update: the tensor written.
     written: Holder | None = None
+    # With STEPPED: another optimizer of the program also trains some of the modules the step changed
+    # (a shared encoder that each task's optimizer updates).
+    shared_step: bool = False
 
 
 @dataclass(frozen=True)

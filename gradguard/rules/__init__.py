@@ -240,6 +240,7 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         frozen_source=conflict.carrier is not None and conflict.carrier.untrained,
         reference_only=conflict.carrier is not None and conflict.carrier.reference is True,
         written_in_place=written_in_place(conflict),
+        shared_parameters=conflict.shared_step,
         guarded_apart=not same_call and facts.is_local(freed.statement) and facts.is_local(failing.statement)
         and codemods.enclosing_function(facts, freed.statement) is codemods.enclosing_function(facts, failing.statement)
         and model.guarded_apart(branches_around(facts, freed.statement), branches_around(facts, failing.statement)),

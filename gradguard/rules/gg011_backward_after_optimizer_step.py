@@ -34,7 +34,46 @@ class BackwardAfterOptimizerStep(ConflictRule):
             # Made by modules no optimizer trains (a target network the program blends in place).
             edits, title = computed_without_graph(facts, conflict)
             return FixPlan(tuple(edits), title)
+        if option.kind is model.FixKind.MOVE_STEP:
+            return FixPlan(tuple(_move_steps(facts, conflict)), MOVE_STEP_TITLE)
         return FixPlan(tuple(_fix(facts, conflict)))
+
+
+MOVE_STEP_TITLE = "Run the backward calls before the optimizer steps (gradients reset before the first)"
+
+
+def _method_called(statement: cst.CSTNode, methods: frozenset[str]) -> bool:
+    """Whether a statement is one call of a method named in `methods` (`opt.step()`)."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    call = small.value if isinstance(small, cst.Expr) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in methods
+
+
+def _move_steps(facts: FileFacts, conflict: Conflict) -> list[Edit]:
+    """Every backward through the forward before any step: the optimizer steps between the retaining
+    backward and the failing one move right after the failing one, in their order, and the gradient
+    resets between them move right before the retaining one (a reset after it would drop the
+    gradients it left on the shared parameters). All in one block of the linted file, else no fix."""
+    step, failing, retained = conflict.freed_by.statement, conflict.failing.statement, conflict.retained_by
+    if step is None or failing is None or retained is None or retained.statement is None:
+        return []
+    body = list(getattr(facts.parent(step), "body", ()))
+    if any(s not in body for s in (failing, retained.statement)) or not facts.is_local(step):
+        return []
+    first, last = body.index(retained.statement), body.index(failing)
+    if not first < body.index(step) < last:
+        return []
+    between = body[first + 1:last]
+    steps = [s for s in between if _method_called(s, api.weight_updates())]
+    resets = [s for s in between if _method_called(s, api.grad_resets())]
+    if step not in steps:
+        return []
+    edits = [codemods.remove_statement(facts, s) for s in (*resets, *steps)]
+    if resets:
+        edits.append(codemods.insert_before(facts, retained.statement,
+                                            [line for s in resets for line in codemods.statement_text(facts, s)]))
+    edits.append(codemods.insert_after(facts, failing, [line for s in steps for line in codemods.statement_text(facts, s)]))
+    return edits
 
 
 def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:

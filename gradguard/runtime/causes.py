@@ -257,6 +257,8 @@ def fix_facts(
             facts["between_steps"] = any(update in name for name in called for update in weight_updates())
             if facts["between_steps"] and candidate is not None:
                 facts["settled_input"] = _settled_input(context, candidate, source, freed_site.line, failing_site.line)
+            if facts["between_steps"]:
+                facts["shared_parameters"] = _shared_parameters(context, source, freed_site.line, failing_site.line)
             between = [source.line(row) for row in range(freed_site.line + 1, failing_site.line)]
             facts["grads_read_between"] = model.reads_grads(between)
             facts["guarded_apart"] = model.guarded_apart(src.branches_around(source, freed_site.line),
@@ -314,13 +316,29 @@ def _settled_input(context: Context, candidate: Candidate, source: src.SourceFil
         return False
     leaves = _leaves_behind(candidate.tensor)
     scope = source.function_at(failing)
-    between = _stepped(frame, source, scope, freed, failing)
-    after = _stepped(frame, source, scope, failing, 1 << 30)
+    between = stepped_in(frame, source, scope, freed, failing)
+    after = stepped_in(frame, source, scope, failing, 1 << 30)
     if not leaves or between is None or after is None:
         return False
-    updating = [o for o in (*between, *after) if _updated_by(o) & leaves]
-    covered = set().union(*(_updated_by(o) for o in updating)) if updating else set()
-    return bool(updating) and leaves <= covered and not any(_updated_by(o) & leaves for o in after)
+    updating = [o for o in (*between, *after) if updated_by(o) & leaves]
+    covered = set().union(*(updated_by(o) for o in updating)) if updating else set()
+    return bool(updating) and leaves <= covered and not any(updated_by(o) & leaves for o in after)
+
+
+def _shared_parameters(context: Context, source: src.SourceFile, freed: int, failing: int) -> bool:
+    """The monitor's `Evidence.shared_parameters`: an optimizer stepped between the two calls updates
+    parameters that another optimizer the function steps updates too (each named by its `step` call,
+    looked up in the failing frame)."""
+    frame = context.failure.frame
+    if frame is None or frame.f_code.co_filename != source.filename:
+        return False
+    scope = source.function_at(failing)
+    between = stepped_in(frame, source, scope, freed, failing)
+    every = stepped_in(frame, source, scope, 0, 1 << 30)
+    if not between or every is None:
+        return False
+    others = [o for o in every if not any(o is b for b in between)]
+    return any(updated_by(b) & updated_by(o) for b in between for o in others)
 
 
 def _frozen_source(context: Context, candidate: Candidate, failing: CallSite) -> bool:
@@ -336,9 +354,9 @@ def _frozen_source(context: Context, candidate: Candidate, failing: CallSite) ->
     if not loops:
         return False
     first, last = loops[0].lineno, loops[0].end_lineno or loops[0].lineno
-    stepped = _stepped(frame, source, scope, first - 1, last + 1)
+    stepped = stepped_in(frame, source, scope, first - 1, last + 1)
     leaves = _leaves_behind(candidate.tensor)
-    return bool(stepped) and bool(leaves) and not any(_updated_by(o) & leaves for o in stepped)
+    return bool(stepped) and bool(leaves) and not any(updated_by(o) & leaves for o in stepped)
 
 
 def _reference_only(context: Context, candidate: Candidate, limit: int = 20_000) -> bool:
@@ -417,11 +435,11 @@ def _leaves_from(root: Any, limit: int = 100_000) -> set[int]:
     return found
 
 
-def _updated_by(optimizer: Any) -> set[int]:
+def updated_by(optimizer: Any) -> set[int]:
     return {id(p) for group in getattr(optimizer, PARAM_GROUPS, ()) for p in group.get(GROUP_PARAMS, ())}
 
 
-def _stepped(frame: types.FrameType, source: src.SourceFile, scope: Any, first: int, last: int) -> list[Any] | None:
+def stepped_in(frame: types.FrameType, source: src.SourceFile, scope: Any, first: int, last: int) -> list[Any] | None:
     """The optimizers whose update method is called on lines strictly between `first` and `last` of
     the function; None when one of them cannot be found in the frame."""
     found: list[Any] = []

@@ -204,6 +204,7 @@ def evidence_from(facts: dict[str, Any]) -> causes.Evidence:
         frozen_source=bool(facts.get("frozen_source")),
         reference_only=bool(facts.get("reference_only")),
         written_in_place=bool(facts.get("written_in_place")),
+        shared_parameters=bool(facts.get("shared_parameters")),
     )
 
 
@@ -277,6 +278,15 @@ def _item(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
 
 def _recompute(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
     carrier: Carrier | None = facts.get("carrier")
+    if cause is Cause.STEPPED and not facts.get("assignment_statement"):
+        # Known from the in-place error only: the parameter the step changed, not the statement that
+        # built the loss; the failing call names the loss.
+        site: CallSite | None = facts.get("failing")
+        failing = (site.source.strip() if site is not None and site.source else "") or "loss.backward()"
+        loss = failing.split(".backward(", 1)[0] if ".backward(" in failing else "loss"
+        return f"{loss} = ...  # the forward that builds it, again, after the optimizer step\n{failing}", (
+            "run the forward that builds the loss again after the step (the step changed the weights its graph "
+            "saved), and drop retain_graph=True from the earlier backward")
     statement = facts.get("assignment_statement") or (carrier.source if carrier else "")
     if cause in (Cause.REPEATED, Cause.SHARED_FORWARD):
         return statement or f"{expression} = ...  # recompute before each backward", \
@@ -286,6 +296,14 @@ def _recompute(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
         return code, f"compute it in forward() (each call) instead of once; or `{expression}.detach()` if no gradient should flow into it"
     failing: CallSite | None = facts.get("failing")
     return code, f"move it inside the loop, before line {failing.line if failing else '?'}; or detach it if no gradient should flow into it"
+
+
+def _move_step(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
+    site: CallSite | None = facts.get("failing")
+    failing = facts.get("failing_call") or (site.source.strip() if site is not None and site.source else "loss.backward()")
+    return f"{failing}\noptimizer.step()  # each step after the last backward through this forward", (
+        "zero every optimizer's gradients before the first backward, run the backward calls, then step "
+        "the optimizers: the parameters they share get both losses' gradients from the same weights")
 
 
 def _no_grad(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
@@ -354,7 +372,7 @@ def _other(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
 _WORDING = {
     FixKind.DETACH: _detach, FixKind.RETAIN_GRAPH: _retain, FixKind.SUM_LOSSES: _sum, FixKind.ITEM: _item,
     FixKind.RECOMPUTE_IN_LOOP: _recompute, FixKind.NO_GRAD: _no_grad, FixKind.CREATE_GRAPH: _create,
-    FixKind.OTHER: _other,
+    FixKind.MOVE_STEP: _move_step, FixKind.OTHER: _other,
 }
 
 

@@ -12,6 +12,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from gradguard.causes import rule_for
 from gradguard.runtime import source as src
 from gradguard.runtime.carrier import Candidate, Scanner
 from gradguard.runtime.context import Context
@@ -78,6 +79,14 @@ def explain_inplace(context: Context, rank: int | None, world: int | None) -> Di
         facts["parameter"] = is_parameter
         facts["group"] = match.group
     facts["carrier"] = carrier
+    cause = Cause.INPLACE
+    if match is not None and facts.get("parameter"):
+        stepped = stepping_optimizers(context, match.tensor)
+        if stepped:
+            # Changed by an optimizer step before this backward: the cause lint's GG011 names.
+            cause = Cause.STEPPED
+            facts["between_steps"] = True
+            facts["shared_parameters"] = stepped[1]
     if "inplace_line" in facts:
         details.append(("modified at", f"{facts['inplace_file']}:{facts['inplace_line']}: {facts['inplace_text']}"))
     diagnosis = Diagnosis(
@@ -87,15 +96,38 @@ def explain_inplace(context: Context, rank: int | None, world: int | None) -> Di
         freed_by=None,
         node=node_name(modified.node) if modified is not None else None,
         carrier=carrier,
-        fix=choose_fix(Cause.INPLACE, facts),
-        rule=None,
+        fix=choose_fix(cause, facts),
+        rule=rule_for(cause),
         explanation="",
-        cause=Cause.INPLACE,
+        cause=cause,
         rank=rank,
         world_size=world,
         details=tuple(details),
     )
     return replace(diagnosis, explanation=explanation_for(diagnosis))
+
+
+def stepping_optimizers(context: Context, parameter: Any) -> tuple[bool, bool] | None:
+    """Whether an optimizer whose update is called earlier in the failing function updates
+    `parameter` (each named by its `step` call, looked up in the failing frame): (True, whether another
+    optimizer stepped in the function updates some of its parameters too), or None."""
+    from gradguard.runtime.causes import stepped_in, updated_by
+
+    frame = context.failure.frame
+    failing = context.call_site(context.failure.record)
+    source = context.source(failing.filename) if failing is not None else None
+    if frame is None or source is None or failing is None or frame.f_code.co_filename != source.filename:
+        return None
+    scope = source.function_at(failing.line)
+    before = stepped_in(frame, source, scope, 0, failing.line)
+    every = stepped_in(frame, source, scope, 0, 1 << 30)
+    if not before or every is None:
+        return None
+    owning = [o for o in before if id(parameter) in updated_by(o)]
+    if not owning:
+        return None
+    others = [o for o in every if not any(o is p for p in owning)]
+    return True, any(updated_by(p) & updated_by(o) for p in owning for o in others)
 
 
 def _match_saved(candidates: list[Candidate], tensors: tuple[Any, ...]) -> Candidate | None:

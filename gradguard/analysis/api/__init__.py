@@ -202,6 +202,12 @@ def weight_updates() -> frozenset[str]:
 
 
 @cache
+def grad_resets() -> frozenset[str]:
+    """Optimizer methods that reset the gradients (`zero_grad`)."""
+    return frozenset(f.name for f in all_facts() if f.resets_grads and f.receiver is Receiver.OPTIMIZER)
+
+
+@cache
 def forward_hooks() -> tuple[Fact, ...]:
     """Module methods that register a callback run by each forward of the module."""
     return tuple(f for f in all_facts() if f.receiver is Receiver.MODULE and f.calls is not None
