@@ -72,7 +72,8 @@ def _move_steps(facts: FileFacts, conflict: Conflict) -> list[Edit]:
     if resets:
         edits.append(codemods.insert_before(facts, retained.statement,
                                             [line for s in resets for line in codemods.statement_text(facts, s)]))
-    edits.append(codemods.insert_after(facts, failing, [line for s in steps for line in codemods.statement_text(facts, s)]))
+    moved = [line for s in steps for line in codemods.statement_text(facts, s)]
+    edits.append(codemods.insert_after(facts, failing, moved))
     return edits
 
 

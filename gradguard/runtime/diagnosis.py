@@ -300,7 +300,8 @@ def _recompute(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
 
 def _move_step(cause: Cause, expression: str, facts: _Facts) -> tuple[str, str]:
     site: CallSite | None = facts.get("failing")
-    failing = facts.get("failing_call") or (site.source.strip() if site is not None and site.source else "loss.backward()")
+    failing = facts.get("failing_call") or (
+        site.source.strip() if site is not None and site.source else "loss.backward()")
     return f"{failing}\noptimizer.step()  # each step after the last backward through this forward", (
         "zero every optimizer's gradients before the first backward, run the backward calls, then step "
         "the optimizers: the parameters they share get both losses' gradients from the same weights")
