@@ -345,6 +345,29 @@ def _holds_modules(cls: type) -> bool:
                or p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD) for p in parameters)
 
 
+def _keeps_weights(module: Any, args: tuple[Any, ...]) -> bool:
+    """Called on the same inputs without a graph, whether the module's graph still keeps its parameters:
+    an in-place update of them (what an optimizer's step does) then breaks its backward. A Linear's
+    does not (its weight's gradient needs only the input); a Conv2d's or a LayerNorm's does."""
+    plain = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
+    _seed()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            outputs = [o for o in _tensors(module(*plain)) if o.grad_fn is not None]
+    except Exception:  # noqa: BLE001 - not callable so: assume it keeps them
+        return True
+    if not outputs:
+        return False
+    with torch.no_grad():
+        for parameter in module.parameters():
+            parameter.add_(0.0)
+    try:
+        sum(o.real.sum() if o.is_complex() else o.sum() for o in outputs).backward()
+    except RuntimeError as exc:
+        return "inplace" in str(exc)
+    return False
+
+
 def probe_module(qualified: str) -> tuple[dict[str, Any] | None, str]:
     """Build a torch.nn module with the first constructor arguments it accepts, count what it holds,
     and call it on the first inputs it accepts."""
@@ -380,6 +403,8 @@ def probe_module(qualified: str) -> tuple[dict[str, Any] | None, str]:
             if carrying:
                 fact["grad-fn"] = type(carrying[0].grad_fn).__name__
                 fact["saves"] = _second_backward_raises(outputs)
+                if fact["params"]:
+                    fact["keeps-weights"] = _keeps_weights(module, args)
             if any(o is t for o in outputs for t in tracked):
                 fact["returns-input"] = True
             break

@@ -264,8 +264,16 @@ class CallEvaluation:
             # with a tensor class passed in): a factory, not a module's forward.
             return self.derive(call, operands, state, frame, consumer=label)
         if is_module or (callee.kind is Kind.UNKNOWN and label is not None and label in self.module_names):
-            result = self.derive(call, operands, state, frame, source=True, consumer=label)
-            self.note_saved_parameters(self.parameters_key(callee), self.site(call, frame), state)
+            made = api.lookup(callee.qual) if callee.kind is Kind.MODULE and callee.qual is not None else None
+            # A library layer called on data (no input with a graph) whose graph then keeps only its
+            # input (a Linear: the weight's gradient needs the input alone): a step changing its
+            # weights leaves its backward intact.
+            keeps = not ((callee.keeps_weights is False or (made is not None and made.keeps_weights is False))
+                         and not callee.weights
+                         and not any(v.nodes or v.grad for _, v in [*args, *((None, v) for v in kwargs.values())]))
+            result = self.derive(call, operands, state, frame, source=True, consumer=label, keeps_weights=keeps)
+            if keeps:
+                self.note_saved_parameters(self.parameters_key(callee), self.site(call, frame), state)
             self.note_saved_tied(call, state, frame)
             unseen = callee.kind is Kind.INSTANCE and isinstance(callee.ref, ClassInfo) and not callee.ref.is_module
             if unseen and not (label is not None and label in self.module_names):
@@ -499,7 +507,7 @@ class CallEvaluation:
             instances = [m for m in members if m is not None]
             member = instances[0] if instances and len(instances) == len(members) else None
             return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member,
-                         alloc=self.allocation(call, frame))
+                         alloc=self.allocation(call, frame), keeps_weights=_layers_keep_weights([v for _, v in args]))
         if makes is Returns.MODULE:
             written = fact.writes if fact is not None else None
             return Value(Kind.MODULE, qual=name, label=dotted(call.func), alloc=self.allocation(call, frame),
@@ -1194,3 +1202,23 @@ def grad_resets_in(node: cst.CSTNode) -> frozenset[str]:
 
     node.visit(Finder())
     return frozenset(found)
+
+
+def _layers_keep_weights(layers: list[Value]) -> bool | None:
+    """For a chain of library layers (`nn.Sequential(nn.Linear(...), nn.ReLU())`) called on data: False
+    when the only layer with parameters is the first one to have any and its graph keeps none of them
+    on data (a Linear); None when not known (a layer that is no library module, or no fact)."""
+    weighted: list[Value] = []
+    for layer in layers:
+        if layer.kind is not Kind.MODULE or layer.qual is None or layer.ref is not None or layer.weights:
+            return None
+        fact = api.lookup(layer.qual)
+        if fact is None:
+            return None
+        if not fact.parameterless:
+            weighted.append(layer)
+    if len(weighted) != 1:
+        return None
+    fact = api.lookup(weighted[0].qual)  # type: ignore[arg-type]
+    return False if fact is not None and fact.keeps_weights is False else None
+

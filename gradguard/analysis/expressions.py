@@ -1348,9 +1348,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
         return label
 
     def derive(self, node: cst.CSTNode, operands: Args, state: State, frame: Frame,
-               source: bool = False, consumer: str | None = None, in_place: bool = False) -> Value:
+               source: bool = False, consumer: str | None = None, in_place: bool = False,
+               keeps_weights: bool = True) -> Value:
         """The result of an operation on `operands`: a new graph node if any of them requires grad.
-        `in_place`: the op writes into its first operand (whose old value its node does not keep)."""
+        `in_place`: the op writes into its first operand (whose old value its node does not keep).
+        `keeps_weights` False: a module's node that keeps none of its parameters (a step of their
+        optimizer does not change it)."""
         # A list of parameters handed to a function (an optimizer, clip_grad_norm_) is no graph.
         needs_grad = source or any(v.nodes or (v.grad and v.kind not in _CONTAINERS) for _, v in operands)
         if state.no_grad or not needs_grad:
@@ -1378,8 +1381,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if source else frozenset()
         epoch = state.epochs.get(site, 0)
         if owners:
-            # By evaluation count, not node id: paths run apart age node ids apart.
-            self.module_calls[(site, epoch + 1)] = owners
+            # By evaluation count, not node id: paths run apart age node ids apart. A node that keeps
+            # no weights (`keeps_weights`) is not changed by a step of their optimizer.
+            if keeps_weights:
+                self.module_calls[(site, epoch + 1)] = owners
             inner = self.outside_label(consumer) if consumer else (self.owner_paths[-1] if self.owner_paths else "")
             if inner and inner != "self":
                 self.module_labels[(site, epoch + 1)] = inner

@@ -125,6 +125,9 @@ class Value:
     # statements that had bound `i` (`Defs`, compared by identity): while `i` keeps that binding,
     # `xs[i]` reads `v` back (`hidden[s_id] = repackage(hidden[s_id])` detaches that item).
     indexed: tuple[tuple[str, Any, Value], ...] = ()
+    # For a library module (a container of library layers): False when, called on inputs without a
+    # graph, its graph keeps none of its parameters (`Fact.keeps_weights`); None when not known.
+    keeps_weights: bool | None = None
 
     @property
     def carries_graph(self) -> bool:

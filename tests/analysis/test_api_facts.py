@@ -134,6 +134,29 @@ def test_parameterless_modules_have_no_parameters_and_hand_facts_agree() -> None
     assert not parameterless & {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.DataParallel"}
 
 
+@pytest.mark.parametrize("name", sorted(n for n, e in MODULES.items() if "keeps-weights" in e))
+def test_keeps_weights_means_a_step_on_data_breaks_the_backward(name: str) -> None:
+    """`keeps-weights`: called on inputs without a graph, the module's graph still keeps its parameters,
+    so an in-place update of them (an optimizer's step) breaks its backward; False: it does not."""
+    cls = resolve(name)
+    init = MODULES[name]["init"]
+    module = cls(**GEN.MODULE_INIT_OVERRIDES[cls.__name__]) if init == "small" else cls(
+        *(int(a) for a in init.split(";") if a))
+    args, _ = GEN.arguments(MODULES[name]["args"])
+    data = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
+    outputs = [t for t in tensors(module(*data)) if t.grad_fn is not None]
+    with torch.no_grad():
+        for parameter in module.parameters():
+            parameter.mul_(1.0)
+    try:
+        sum(t.real.sum() if t.is_complex() else t.sum() for t in outputs).backward()
+        raised = False
+    except RuntimeError as exc:
+        assert "inplace" in str(exc), exc
+        raised = True
+    assert raised is MODULES[name]["keeps-weights"]
+
+
 def test_the_shipped_text_is_the_deterministic_dump() -> None:
     text = (ROOT / "gradguard" / "analysis" / "api" / "torch_ops.json").read_text(encoding="utf-8")
     assert GEN.dump(json.loads(text)) == text

@@ -143,3 +143,22 @@ def test_the_moved_steps_train_as_the_hand_fix_and_the_monitor_decides_the_same(
     for name, kind in (("multitask", "move_step"), ("actor_critic", "recompute_in_loop")):
         report = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))
         assert (report["rule"], report["fix"]["kind"]) == ("GG011", kind), (name, report["fix"], sys.version)
+
+
+def _one_layer(source: str) -> str:
+    return source.replace("nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU())",
+                          "nn.Sequential(nn.Linear(6, 16), nn.ReLU())")
+
+
+def test_a_step_on_a_layer_called_on_data_that_keeps_no_weights_breaks_nothing() -> None:
+    # A Linear called on data keeps its input, not its weight (its weight's gradient needs the input
+    # alone): stepping the encoder's optimizer between the two backward calls changes nothing the later
+    # backward reads, and the program runs (the test below runs it).
+    assert analyze(_one_layer(MULTITASK)) == ()
+    assert [d.code for d in analyze(MULTITASK)] == ["GG011"]
+
+
+@pytest.mark.torch
+def test_the_one_layer_program_runs() -> None:
+    runs = run_source_many({"one": _one_layer(MULTITASK)}, timeout=120)
+    assert runs["one"].error_type is None, runs["one"].stderr

@@ -180,6 +180,10 @@ class Fact:
     base: BaseClass | None = None
     state: str | None = None  # with Returns.MODULE: the recurrent state returned ("tuple", "tensor")
     parameterless: bool = False  # with Returns.MODULE: calling it only combines its inputs
+    # With Returns.MODULE: called on inputs without a graph, its graph still keeps its parameters (an
+    # optimizer's step breaks its backward); False for a Linear (its weight's gradient needs the input
+    # only), None when not known.
+    keeps_weights: bool | None = None
     container: bool = False  # with Returns.MODULE: holds modules (`ModuleList`)
     # A module's method iterating its submodules: "all" (itself and every module below, `modules()`)
     # or "children" (the modules it holds); on a container class, "items": iterating it gives them.

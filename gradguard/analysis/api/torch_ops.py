@@ -58,6 +58,7 @@ def module_fact(qualified: str, entry: dict[str, Any]) -> Fact:
         returns=Returns.MODULE,
         saves=entry.get("saves"),
         parameterless=entry["params"] == 0 and not entry["holds-modules"],
+        keeps_weights=entry.get("keeps-weights"),
         source="torch",
     )
 
