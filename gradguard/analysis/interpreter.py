@@ -1201,7 +1201,7 @@ class Interpreter(Evaluator):
         finally:
             self.recorders.pop()
         if self.atom_seq != first_atom:
-            forget_private_objects(state, first_atom, result)
+            forget_private_objects(state, first_atom, [result, *([self_value] if self_value is not None else [])])
         if self._recorded() == recorded:
             self.summaries.keep(site, started, state, result, recorder)
         return result
@@ -1282,7 +1282,8 @@ class Interpreter(Evaluator):
         finally:
             self.active.pop()
         self.last_returns = list(zip(callee.returns, callee.return_values))
-        self.note_splits(callee.returns, callee.return_values)
+        # The receiver outlives the call (an object being built by its `__init__`, or one the caller holds).
+        self.note_splits(callee.returns, [*callee.return_values, *([self_value] if self_value is not None else [])])
         final = State.join_all(callee.returns)
         if final is None:
             final = state.copy()
@@ -1675,7 +1676,7 @@ def _is_literal(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.BaseNumber, cst.BaseString, cst.UnaryOperation))
 
 
-def forget_private_objects(state: State, first_atom: int, result: Value) -> None:
+def forget_private_objects(state: State, first_atom: int, results: list[Value]) -> None:
     """Tests of the settings of an object a finished call made and kept to itself (a label loader an
     evaluation routine builds, asks `if self.name == ...` and drops) say nothing about any later path:
     the next call makes another one. Kept, they would tie every later call to the way this one went,
@@ -1683,7 +1684,7 @@ def forget_private_objects(state: State, first_atom: int, result: Value) -> None
     fresh = [key for key, atom in state.assume.items() if atom.level == 0 and atom.seq > first_atom and atom.heap]
     if not fresh:
         return
-    reachable = reachable_owners(state, [result])
+    reachable = reachable_owners(state, results)
     for key in fresh:
         if not any(owner in reachable or owner.startswith(OPAQUE) for owner, _ in state.assume[key].heap):
             del state.assume[key]
