@@ -288,6 +288,38 @@ def test_a_computation_that_draws_is_not_run_again_as_a_fix() -> None:
     assert found[0].fix is None
 
 
+_INLINE_DRAW = """
+    actor = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 6))
+    critic = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 1))
+    actor_opt = torch.optim.Adam(actor.parameters(), lr=1e-3)
+    critic_opt = torch.optim.Adam(critic.parameters(), lr=1e-3)
+    for it in range(4):
+        target = torch.ones(8, 1)
+        q = critic(actor({inputs}))
+        critic_loss = (q - target).pow(2).mean()
+        actor_loss = -q.mean()
+        critic_opt.zero_grad()
+        critic_loss.backward(retain_graph=True)
+        critic_opt.step()
+        actor_opt.zero_grad()
+        actor_loss.backward()
+        actor_opt.step()
+"""
+
+
+def test_a_draw_written_in_the_recomputed_statement_itself_is_not_run_again() -> None:
+    # Another shape: no helper, the noise drawn in the statement the fix would repeat. With the input
+    # bound before it instead, the same program gets the recompute (nothing drawn is repeated).
+    head = "import torch\nimport torch.nn as nn\n"
+    drawn = analyze(head + textwrap.dedent(_INLINE_DRAW.format(inputs="torch.randn(8, 4)")))
+    assert [d.code for d in drawn] == ["GG011"]
+    assert drawn[0].fix is None
+    bound = analyze(head + textwrap.dedent(_INLINE_DRAW.format(inputs="x")).replace(
+        "for it in range(4):\n", "for it in range(4):\n    x = torch.randn(8, 4)\n"))
+    assert [d.code for d in bound] == ["GG011"]
+    assert bound[0].fix is not None
+
+
 def test_the_statements_that_draw_are_known_through_the_helpers_they_call() -> None:
     from gradguard.analysis import facts_for
     from gradguard.codemods import names_read
