@@ -1,0 +1,3 @@
+from .model import *
+from .data import *
+from .trainer import train_epoch, evaluate
