@@ -1,0 +1,2 @@
+from .models import Critic, Generator
+from .engine import fit
