@@ -1,0 +1,3 @@
+from .nets import *
+from .losses import *
+from .loop import distill
