@@ -1,0 +1,2 @@
+from .engine import train_epoch, evaluate
+from .attacks import fgsm
