@@ -1,0 +1,2 @@
+from .models import WorldModel, Actor
+from .agent import Agent

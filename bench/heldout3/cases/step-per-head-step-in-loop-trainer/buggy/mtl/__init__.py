@@ -1,0 +1,2 @@
+from .heads import build_heads, Encoder
+from .trainer import MultiHeadTrainer
