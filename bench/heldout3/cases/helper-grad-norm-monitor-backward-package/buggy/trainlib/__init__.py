@@ -1,0 +1,2 @@
+from .engine import Engine
+from .monitor import GradMonitor
