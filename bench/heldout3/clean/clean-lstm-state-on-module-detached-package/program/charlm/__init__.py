@@ -1,0 +1,2 @@
+from .model import CharLSTM
+from .loop import fit
