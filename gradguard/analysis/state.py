@@ -16,7 +16,7 @@ from gradguard.analysis.values import (
     Value,
     fold_generations,
     join,
-    rename,
+    rename_by,
     same,
     site_nodes,
 )
@@ -273,35 +273,52 @@ class State:
 
     def rename_site(self, site: int) -> None:
         """A site is evaluated again: each of its nodes gets one generation older everywhere."""
-        base = site * GENERATIONS
-        last = base + GENERATIONS - 1
-        of_site = site_nodes(site)
-        # One pass finds the few values holding a node of the site (states hold hundreds of values).
+        self.rename_sites({site: 1})
+
+    def rename_sites(self, shifts: dict[int, int]) -> None:
+        """Each site is evaluated again `shifts[site]` times: its nodes get that many generations
+        older everywhere (one pass over the state for every site: joins align many sites at once)."""
+        if not shifts:
+            return
+        of_sites: frozenset[int] = site_nodes(next(iter(shifts))) if len(shifts) == 1 else frozenset().union(
+            *(site_nodes(site) for site in shifts))
+        # One pass finds the few values holding a node of the sites (states hold hundreds of values).
         held: set[int] = set()
         in_frames: list[tuple[dict[str, Value], str, Value]] = []
         for frame in self.frames:
             for name, value in frame.items():
-                if value.nodes and not value.nodes.isdisjoint(of_site):
+                if value.nodes and not value.nodes.isdisjoint(of_sites):
                     in_frames.append((frame, name, value))
-                    held.update(value.nodes & of_site)
+                    held.update(value.nodes & of_sites)
         in_heap: list[tuple[Any, Value]] = []
         for key, value in self.heap.items():
-            if value.nodes and not value.nodes.isdisjoint(of_site):
+            if value.nodes and not value.nodes.isdisjoint(of_sites):
                 in_heap.append((key, value))
-                held.update(value.nodes & of_site)
+                held.update(value.nodes & of_sites)
+        for site, count in shifts.items():
+            mine = {node for node in held if node // GENERATIONS == site}
+            for _ in range(count):
+                self._age_freed(site, mine)
+                mine = {node if node % GENERATIONS == GENERATIONS - 1 else node + 1 for node in mine}
+        for frame, name, value in in_frames:
+            renamed = rename_by(value, shifts)
+            if renamed is not value:
+                frame[name] = renamed
+        for key, value in in_heap:
+            renamed = rename_by(value, shifts)
+            if renamed is not value:
+                self.heap[key] = renamed
+
+    def _age_freed(self, site: int, held: set[int]) -> None:
+        """What is freed of a site's nodes after one more evaluation of it (`held`: its nodes that
+        values hold before it)."""
+        base = site * GENERATIONS
+        last = base + GENERATIONS - 1
         # Freed instances nothing holds any more cannot be reached again: forget them, so they
         # do not make a merged generation look freed.
         for node in range(base, last + 1):
             if node in self.freed and node not in held:
                 del self.freed[node]
-        for frame, name, value in in_frames:
-            renamed = rename(value, site)
-            if renamed is not value:
-                frame[name] = renamed
-        for key, value in in_heap:
-            renamed = rename(value, site)
-            if renamed is not value:
-                self.heap[key] = renamed
         moving = {node: self.freed.pop(node, None) for node in range(base, last)}
         summary = self.freed.get(last)
         arriving = moving[last - 1]
@@ -386,11 +403,10 @@ def _aligned(states: list[State]) -> tuple[list[State], list[frozenset[int]]]:
         moved.append(frozenset(lagging))
         if lagging:
             state = state.copy()
+            # As many generations older as the site ran more often on the other path.
+            state.rename_sites({site: min(latest[site] - state.epochs[site], GENERATIONS - 1)
+                                for site in lagging if state.epochs.get(site, 0) > 0})
             for site in lagging:
-                if state.epochs.get(site, 0) > 0:
-                    # As many generations older as the site ran more often on the other path.
-                    for _ in range(min(latest[site] - state.epochs[site], GENERATIONS - 1)):
-                        state.rename_site(site)
                 state.epochs[site] = latest[site]
         result.append(state)
     return result, moved

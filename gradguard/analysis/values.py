@@ -363,6 +363,36 @@ def rename(value: Value, site: int) -> Value:
     return evolve(value, nodes=nodes, top=top, elems=elems)
 
 
+def rename_by(value: Value, shifts: dict[int, int]) -> Value:
+    """Age the nodes of each site of `shifts` by as many generations as it says (`rename` as
+    often, for several sites at once)."""
+    if len(shifts) == 1:
+        (site, count), = shifts.items()
+        for _ in range(count):
+            value = rename(value, site)
+        return value
+    ageing = _ageing(shifts)
+    if value.nodes.isdisjoint(ageing):
+        return value
+    mine = value.nodes & ageing
+    nodes = (value.nodes - mine) | frozenset(_aged(n, shifts) for n in mine)
+    top_mine = value.top & ageing
+    top = (value.top - top_mine) | frozenset(_aged(n, shifts) for n in top_mine) if top_mine else value.top
+    elems = tuple(rename_by(e, shifts) for e in value.elems) if value.elems is not None else None
+    if value.indexed:
+        indexed = tuple((name, defs, rename_by(item, shifts)) for name, defs, item in value.indexed)
+        return evolve(value, nodes=nodes, top=top, elems=elems, indexed=indexed)
+    return evolve(value, nodes=nodes, top=top, elems=elems)
+
+
+def _ageing(shifts: dict[int, int]) -> frozenset[int]:
+    return frozenset().union(*(moving(site) for site in shifts))
+
+
+def _aged(node: int, shifts: dict[int, int]) -> int:
+    return min(node + shifts[node // GENERATIONS], node - node % GENERATIONS + GENERATIONS - 1)
+
+
 @dataclass(frozen=True)
 class Freed:
     """Why a node is freed: the call that freed it, and the optimizers stepped since."""
