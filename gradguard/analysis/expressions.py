@@ -893,7 +893,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
 
     def eval(self, expr: cst.BaseExpression, state: State, frame: Frame) -> Value:
         """The abstract value of an expression (may change `state`: calls have effects)."""
-        if isinstance(expr, cst.Name):
+        node_type = type(expr)  # libcst's node classes are ABCs: `isinstance` on each is slow
+        if node_type is cst.Name:
             if expr.value == "None":
                 return NONE
             if expr.value in ("True", "False"):
@@ -923,7 +924,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     state.dead = True
                 return UNKNOWN
             return value
-        if isinstance(expr, cst.Attribute):
+        if node_type is cst.Attribute:
             reference = self.api_reference(expr, state, frame)
             if reference is not None:
                 return reference
@@ -935,16 +936,16 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 if via:
                     result = replace(result, via=via)
             return result
-        if isinstance(expr, cst.Call):
+        if node_type is cst.Call:
             return self.eval_call(expr, state, frame)
-        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-                             cst.ConcatenatedString, cst.FormattedString, cst.Ellipsis)):
+        if node_type in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                              cst.ConcatenatedString, cst.FormattedString, cst.Ellipsis):
             if isinstance(expr, cst.FormattedString):
                 for part in expr.parts:
                     if isinstance(part, cst.FormattedStringExpression):
                         self.eval(part.expression, state, frame)
             return SCALAR
-        if isinstance(expr, cst.BinaryOperation):
+        if node_type is cst.BinaryOperation:
             left = self.eval(expr.left, state, frame)
             mark = len(self.renamed)
             slot = self.hold(left, state)
@@ -956,23 +957,23 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 # `[h0] * layers`: the same items, repeated.
                 return left if left.kind is Kind.LIST else right
             return self.derive(expr, [(expr.left, left), (expr.right, right)], state, frame)
-        if isinstance(expr, cst.UnaryOperation):
+        if node_type is cst.UnaryOperation:
             operand = self.eval(expr.expression, state, frame)
             if isinstance(expr.operator, cst.Not):
                 return SCALAR
             return self.derive(expr, [(expr.expression, operand)], state, frame)
-        if isinstance(expr, cst.BooleanOperation):
+        if node_type is cst.BooleanOperation:
             left = self.eval(expr.left, state, frame)
             right = self.eval(expr.right, state, frame)
             return join(left, right)
-        if isinstance(expr, cst.Comparison):
+        if node_type is cst.Comparison:
             self.eval(expr.left, state, frame)
             for comparison in expr.comparisons:
                 self.eval(comparison.comparator, state, frame)
             return SCALAR
-        if isinstance(expr, cst.Subscript):
+        if node_type is cst.Subscript:
             return self.eval_subscript(expr, state, frame)
-        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        if node_type in (cst.Tuple, cst.List, cst.Set):
             kind = Kind.TUPLE if isinstance(expr, cst.Tuple) else Kind.LIST
             values = []
             via: list[Read] = []
@@ -989,7 +990,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                                                                                        strict=True)]
             result = self.container_of(kind, values, exact=not any(isinstance(e, cst.StarredElement) for e in expr.elements))
             return replace(result, via=tuple(via)) if via else result
-        if isinstance(expr, cst.Dict):
+        if node_type is cst.Dict:
             values = []
             keys: list[str] | None = []
             for element in expr.elements:
@@ -1004,28 +1005,28 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if keys is not None and len(set(keys)) == len(keys):
                 result = replace(result, elems=tuple(values), keys=tuple(keys))
             return result
-        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        if node_type in (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp):
             return self.eval_comprehension(expr, state, frame)
-        if isinstance(expr, cst.IfExp):
+        if node_type is cst.IfExp:
             self.eval(expr.test, state, frame)
             return join(self.eval(expr.body, state, frame), self.eval(expr.orelse, state, frame))
-        if isinstance(expr, cst.Lambda):
+        if node_type is cst.Lambda:
             info = self.functions.get(expr)
             if info is None:
                 info = FunctionInfo(expr, "<lambda>", nested=True)
                 self.functions[expr] = info
             return Value(Kind.FUNCTION, ref=info)
-        if isinstance(expr, cst.NamedExpr):
+        if node_type is cst.NamedExpr:
             value = self.eval(expr.value, state, frame)
             statement = frame.statements[-1][1] if frame.statements else expr
             self.assign(expr.target, value, state, frame, statement, expr.value)
             return value
-        if isinstance(expr, (cst.Await, cst.Yield)):
+        if node_type in (cst.Await, cst.Yield):
             inner = getattr(expr, "expression", None) or getattr(expr, "value", None)
             if isinstance(inner, cst.BaseExpression):
                 return self.eval(inner, state, frame)
             return UNKNOWN
-        if isinstance(expr, cst.StarredElement):
+        if node_type is cst.StarredElement:
             return self.eval(expr.value, state, frame)
         return UNKNOWN
 

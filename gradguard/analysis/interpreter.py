@@ -149,19 +149,20 @@ class Interpreter(Evaluator):
 
     def statement_parts(self, statement: cst.CSTNode, state: State, frame: Frame) -> list[State]:
         """Run one statement from `state`; the states it ends in."""
-        if isinstance(statement, cst.If):
+        node_type = type(statement)  # libcst's node classes are ABCs: `isinstance` is slow
+        if node_type is cst.If:
             self.tick()
             return self.if_parts(statement, state, frame)
-        if isinstance(statement, cst.For):
+        if node_type is cst.For:
             self.tick()
             return self.for_parts(statement, state, frame)
-        if isinstance(statement, cst.While):
+        if node_type is cst.While:
             self.tick()
             return self.while_parts(statement, state, frame)
-        if isinstance(statement, cst.With):
+        if node_type is cst.With:
             self.tick()
             return self.with_parts(statement, state, frame)
-        if isinstance(statement, cst.Try):
+        if node_type is cst.Try:
             self.tick()
             return self.try_parts(statement, state, frame)
         if not isinstance(frame.call_site, cst.Call) and self._calls_something(statement):
@@ -323,28 +324,29 @@ class Interpreter(Evaluator):
         return code
 
     def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
-        if isinstance(statement, cst.SimpleStatementLine):
+        node_type = type(statement)  # libcst's node classes are ABCs: `isinstance` is slow
+        if node_type is cst.SimpleStatementLine:
             for small in statement.body:
                 if state.dead:
                     return
                 self.exec_small(small, statement, state, frame)
-        elif isinstance(statement, cst.If):
+        elif node_type is cst.If:
             self.exec_if(statement, state, frame)
-        elif isinstance(statement, cst.For):
+        elif node_type is cst.For:
             self.exec_for(statement, state, frame)
-        elif isinstance(statement, cst.While):
+        elif node_type is cst.While:
             self.exec_while(statement, state, frame)
-        elif isinstance(statement, cst.With):
+        elif node_type is cst.With:
             self.exec_with(statement, state, frame)
-        elif isinstance(statement, cst.Try):
+        elif node_type is cst.Try:
             self.exec_try(statement, state, frame)
-        elif isinstance(statement, cst.FunctionDef):
+        elif node_type is cst.FunctionDef:
             self.define_function(statement, state, frame)
-        elif isinstance(statement, cst.ClassDef):
+        elif node_type is cst.ClassDef:
             info = self.classes.get(statement)
             if info is not None:
                 self.store_name(statement.name.value, Value(Kind.CLASS, ref=info), state, frame, statement)
-        elif isinstance(statement, cst.Match):
+        elif node_type is cst.Match:
             self.exec_match(statement, state, frame)
         elif hasattr(statement, "body"):
             self.exec_block(statement.body, state, frame, statement)  # type: ignore[attr-defined]
