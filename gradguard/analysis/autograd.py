@@ -221,6 +221,11 @@ class AutogradEvents:
             # Only graphs of objects that are merely called (a data-building function passed in
             # as an argument is called the same way), built once before the loop: no evidence.
             return
+        if self.keyed_items and all(self._through_other_items(n, value, state) for n in failing):
+            # Reached only through other named items of an output whose code is not read
+            # (`prediction["v"]` after a backward of `prediction["log_pi"]`): separate heads need
+            # not share a node of it.
+            return
         if value.element and value.top & stale:
             # `losses[i]` taken out of a list of several graphs: which one is not known.
             return
@@ -261,6 +266,21 @@ class AutogradEvents:
                                       tuple(frame.conditions) if frame is not None else (),
                                       retained_by[-1] if retained_by else None, holding=holding,
                                       entry=id(self.entry_owner), epochs=tuple(state.epochs.items()))
+
+    def _through_other_items(self, node: int, value: Value, state: State) -> bool:
+        """Whether `value` reaches `node` only through string-keyed items of its output none of
+        which (nor any item of the same key) a backward went through yet."""
+        site = node // GENERATIONS
+        items = [n for n in value.nodes if site in self.keyed_items.get(n // GENERATIONS, ("", ()))[1]]
+        if not items or any(n in state.freed for n in items):
+            return False
+        # The same item read by another expression (`out["v"]` written twice): the evaluation of
+        # the same age as the output's node.
+        keys = {self.keyed_items[n // GENERATIONS][0] for n in items}
+        own = {n // GENERATIONS for n in items}
+        return not any(freed % GENERATIONS == node % GENERATIONS and freed // GENERATIONS not in own
+                       and self.keyed_items.get(freed // GENERATIONS, ("", ()))[0] in keys
+                       and site in self.keyed_items[freed // GENERATIONS][1] for freed in state.freed)
 
     def _masked(self, info: CallInfo, value: Value, again: frozenset[int], state: State, frame: Frame) -> None:
         """A retaining backward that, after an optimizer step, goes through the graph it retained in an

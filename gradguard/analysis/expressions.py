@@ -203,6 +203,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # For a `for` loop over a container that sums up several items: the sites with more than
         # one generation in it, each generation another item's own graph.
         self.item_sites: dict[cst.CSTNode, frozenset[int]] = {}
+        # Sites of `out["v"]` taken from a value whose items the model does not see (an unread
+        # model's output): the string key, and the sites of the graph it is an item of. Two items of
+        # one output are not known to share that output's graph (separate heads of one network).
+        self.keyed_items: dict[int, tuple[str, frozenset[int]]] = {}
         # Nodes handed out again by a memoising decorator (and the function it decorates) or by a
         # block that caches (None).
         self.memoised: dict[int, FunctionInfo | None] = {}
@@ -1083,7 +1087,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return self.element_from(expr.value, base, state, frame)
         if base.kind is Kind.DATA:
             return base
-        return self.derive(expr, [(expr.value, base)], state, frame)
+        item = self.derive(expr, [(expr.value, base)], state, frame)
+        key = _string_key(expr.slice[0].slice.value) if len(expr.slice) == 1 and isinstance(
+            expr.slice[0].slice, cst.Index) else None
+        if key is not None and base.top and item.top:
+            self.keyed_items[next(iter(item.top)) // GENERATIONS] = (
+                key, frozenset(node // GENERATIONS for node in base.top))
+        return item
 
     def eval_comprehension(self, expr: cst.BaseExpression, state: State, frame: Frame) -> Value:
         scratch = state.copy()
