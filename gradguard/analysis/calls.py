@@ -428,7 +428,7 @@ class CallEvaluation:
             return NONE
         if name in K.GRAD_FUNCTIONS:
             return self.grad(call, args, kwargs, state, frame)
-        if name in K.CUT_FUNCTIONS or name in K.NO_GRAD or name in K.ENABLE_GRAD:
+        if (name in K.CUT_FUNCTIONS and _probed_form(call, name)) or name in K.NO_GRAD or name in K.ENABLE_GRAD:
             return SCALAR
         if name in K.FACTORIES:
             requires = kwargs.get("requires_grad")
@@ -1222,3 +1222,12 @@ def _layers_keep_weights(layers: list[Value]) -> bool | None:
     fact = api.lookup(weighted[0].qual)  # type: ignore[arg-type]
     return False if fact is not None and fact.keeps_weights is False else None
 
+
+def _probed_form(call: cst.Call, name: str) -> bool:
+    """Whether a call has the form its generated fact was probed with (no more positional
+    arguments): the fact says nothing of another overload. Hand-written facts hold for every form."""
+    arity = api.probed_arity(name)
+    if arity is None:
+        return True
+    positional = [arg for arg in call.args if arg.keyword is None]
+    return not any(arg.star for arg in positional) and len(positional) <= arity

@@ -41,7 +41,9 @@ def _cut_functions() -> frozenset[str]:
     plain = _names(lambda f: not f.generated and f.backward is None and (
         f.returns in (Returns.CUT, Returns.VALUE, Returns.NONE) or f.grad_mode is not None))
     integer = _names(lambda f: f.name.startswith(TORCH + ".") and torch_ops.integer_result(f.name))
-    return plain | integer
+    # Generated from a call on a tensor with a graph whose result had none (`torch.detach(x)`).
+    generated = _names(lambda f: f.generated and f.returns is Returns.CUT)
+    return plain | integer | generated
 
 
 def _lightning() -> frozenset[str]:

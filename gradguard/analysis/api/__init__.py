@@ -32,7 +32,7 @@ from gradguard.analysis.api.facts import (
     When,
 )
 from gradguard.analysis.api.nn import FORWARD, TRAINING
-from gradguard.analysis.api.torch_ops import generated_facts, table
+from gradguard.analysis.api.torch_ops import generated_facts, probed_arity, table
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -67,6 +67,7 @@ __all__ = [
     "lookup",
     "makes",
     "method",
+    "probed_arity",
     "reference_nodes",
     "weight_updates",
 ]

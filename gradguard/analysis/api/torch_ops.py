@@ -11,6 +11,7 @@ from gradguard.analysis.api.facts import Fact, Receiver, Returns, Role
 TENSOR_PREFIX = "torch.Tensor."
 # Labels of argument lists whose first argument carried a graph (see tools/generate_torch_facts.py).
 _GRAPH_ARGUMENTS = frozenset({"V", "M", "P", "S", "U", "C", "X3", "X4", "X5", "L[V,V]"})
+SEPARATOR = ";"
 
 
 @cache
@@ -68,6 +69,14 @@ def generated_facts() -> tuple[Fact, ...]:
     """Every generated entry (ops, then modules) as a typed fact."""
     ops = tuple(to_fact(name, entry) for name, entry in table()["ops"].items())
     return ops + tuple(module_fact(name, entry) for name, entry in table()["modules"].items())
+
+
+def probed_arity(qualified: str) -> int | None:
+    """How many arguments the generated entry was probed with: its facts hold for that form of the
+    call (one argument of `torch.where` gives indices, three a differentiable selection). None for
+    an op the table does not hold."""
+    entry = table()["ops"].get(qualified)
+    return None if entry is None else len(entry["args"].split(SEPARATOR))
 
 
 def integer_result(qualified: str) -> bool:
