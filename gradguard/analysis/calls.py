@@ -779,6 +779,10 @@ class CallEvaluation:
             args, kwargs = self.eval_args(call, state, frame)
             return self.call_value(call, callee, dotted(func), args, kwargs, state, frame)
         own = self.method_of(receiver.ref, method) if isinstance(receiver.ref, ClassInfo) else None
+        if own is None and isinstance(receiver.ref, ClassInfo) and method in receiver.ref.joins:
+            # `Spike.apply(v)` of a custom autograd.Function: one node over the arguments' graphs.
+            args, kwargs = self.eval_args(call, state, frame)
+            return self.derive(call, [*args, *((None, v) for v in kwargs.values())], state, frame)
         if own is None and receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
             held = self.attribute_of(receiver, method, state)
             if held is not None and is_api_reference(held):

@@ -103,6 +103,8 @@ class Program(Interpreter):
                     # A custom autograd.Function's forward and backward run with grad mode off.
                     for method in info.methods.values():
                         method.no_grad = True
+                    info.joins = frozenset(name for base in info.bases if (fact := api.lookup(base)) is not None
+                                           and fact.base is not None for name in fact.base.joins)
             elif isinstance(statement, (cst.If, cst.Try)) and owner is None:
                 self._collect(statement.body.body, owner, prefix, source)
             if isinstance(statement, cst.FunctionDef) and source is None:

@@ -500,6 +500,8 @@ class ClassInfo:
     manual_optimization: bool = False
     is_optimizer: bool = False
     module: ModuleInfo | None = None  # the project module it is defined in; None: the linted file
+    # Methods of the class whose result joins the graphs of their arguments (`BaseClass.joins`).
+    joins: frozenset[str] = frozenset()
 
     @property
     def key(self) -> str:

@@ -6,6 +6,6 @@ from gradguard.analysis.api.facts import BaseClass, Fact, Returns, facts
 
 FACTS: tuple[Fact, ...] = (
     *facts(("torch.autograd.Function", "torch.autograd.function.Function"), returns=Returns.UNKNOWN,
-           base=BaseClass(graph_free=("forward", "backward"))),
+           base=BaseClass(graph_free=("forward", "backward"), joins=("apply",))),
     Fact("torch.autograd.function.once_differentiable", returns=Returns.FUNCTION),
 )

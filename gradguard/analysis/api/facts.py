@@ -146,6 +146,9 @@ class BaseClass:
     backward_on: tuple[str, ...] = ()  # methods whose returned loss the framework backward()s
     manual_flag: str | None = None  # attribute that, set False, hands backward to the user
     graph_free: tuple[str, ...] = ()  # methods that run without building a graph (autograd.Function)
+    # Methods of the class itself whose result carries the graphs of their arguments through one new
+    # node (`autograd.Function.apply`: the subclass's forward runs graph-free, its backward is that node).
+    joins: tuple[str, ...] = ()
     loss_keys: tuple[str, ...] = ()  # keys of a returned dict that hold the loss backward() runs on
     framework: str = ""  # how messages name what runs that backward ("Lightning")
 
