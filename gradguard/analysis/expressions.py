@@ -141,6 +141,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # For each place a tensor is held (a holder's scoped key, a module's parameters): the nodes
         # that kept it for their backward, by (site, how many times it had been evaluated).
         self.saved_by: dict[tuple[str, ...], set[tuple[int, int]]] = {}
+        # The same, by the tensor kept rather than by where it was held: the evaluation (site, count)
+        # that made it. A tensor a call returns is written in place under another name in the
+        # caller (`value, hx = agent(obs, hx)`, then `hx[done] = 0.0`).
+        self.saved_made: dict[tuple[int, int], set[tuple[int, int]]] = {}
         # The parameters keys of the objects whose forward is running (their layers read them).
         self.modules_running: list[tuple[str, str]] = []
         # Modules (by their holder's key) whose parameters were set to another tensor (tied
@@ -1440,8 +1444,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
         needs = [requires_grad(v) for _, v in operands]
         count = state.epochs.get(site, 0)
         for index, (expr, value) in enumerate(operands):
-            if expr is None or value.kind not in (Kind.TENSOR, Kind.UNKNOWN) \
+            if value.kind not in (Kind.TENSOR, Kind.UNKNOWN) \
                     or not (source or any(n for j, n in enumerate(needs) if j != index)):
+                continue
+            made = _made_by(value, state)
+            if made is not None:
+                self.saved_made.setdefault(made, set()).add((site, count))
+            if expr is None:
                 continue
             holder = self.holder_of(viewed_base(expr), state, frame)
             if holder is not None:
@@ -1501,6 +1510,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
         marks = set(self.saved_by.get(key, ()))
         for alias in self.aliases.get(key, ()):
             marks |= self.saved_by.get(alias, set())
+        held_value = self.lookup(holder.key[0], state, frame) if holder.kind == "variable" \
+            else state.heap.get(holder.key)  # type: ignore[arg-type]
+        made = _made_by(held_value, state) if held_value is not None else None
+        if made is not None:
+            marks |= self.saved_made.get(made, set())
         if not marks or state.dead:
             return
         held = state.held_nodes()
@@ -1727,6 +1741,19 @@ def _pure_iteration(expr: cst.BaseExpression) -> bool:
             pure = False
         return pure and all(a.keyword is None and not a.star and _pure_iteration(a.value) for a in expr.args)
     return False
+
+
+def _made_by(value: Value, state: State) -> tuple[int, int] | None:
+    """The evaluation (site, count) that made a tensor: its one top node, for a tensor the model
+    saw made (not an item of an output whose parts the model does not tell apart)."""
+    if value.kind is not Kind.TENSOR or len(value.top) != 1:
+        return None
+    (node,) = value.top
+    site = node // GENERATIONS
+    generation = node % GENERATIONS
+    if generation == GENERATIONS - 1:
+        return None  # the summary generation stands for many evaluations
+    return site, state.epochs.get(site, 0) - generation
 
 
 def _string_key(expr: cst.BaseExpression) -> str | None:

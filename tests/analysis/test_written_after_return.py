@@ -1,0 +1,55 @@
+"""A tensor a layer kept for its backward, returned by the model and written in place under the caller's
+name (`value, hx = agent(obs, hx)` then `hx[done] = 0.0`): the write changes what the graph saved,
+whatever name it was saved under (the model keys saved tensors by the evaluation that made them too)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gradguard.analysis import analyze
+
+
+def _found(code: str) -> list[tuple[int, str]]:
+    source = "import torch\nimport torch.nn as nn\n" + textwrap.dedent(code)
+    return [(d.span.start.row, d.code) for d in analyze(source)]
+
+
+_AGENT = """
+    class Agent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRUCell(4, 4)
+            self.head = nn.Linear(4, 1)
+
+        def forward(self, x, hx):
+            hx = self.gru(x, hx)
+            return self.head(hx), hx
+
+
+    def train(agent, optimizer, updates):
+        hx = torch.zeros(3, 4)
+        for update in range(updates):
+            values = []
+            hx = hx.detach()
+            for t in range(4):
+                value, hx = agent(torch.randn(3, 4), hx)
+                done = torch.rand(3) < 0.3
+                {reset}
+                values.append(value)
+            loss = torch.stack(values).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+    agent = Agent()
+    train(agent, torch.optim.Adam(agent.parameters()), 5)
+"""
+
+
+def test_a_returned_state_masked_in_place_is_found() -> None:
+    assert [code for _, code in _found(_AGENT.format(reset="hx[done] = 0.0"))] == ["GG011"]
+
+
+def test_a_returned_state_masked_out_of_place_is_clean() -> None:
+    assert _found(_AGENT.format(reset="hx = hx * (~done).float().unsqueeze(-1)")) == []
