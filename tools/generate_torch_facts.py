@@ -387,6 +387,9 @@ def probe_module(qualified: str) -> tuple[dict[str, Any] | None, str]:
         if module is None:
             return None, "no-constructor"
         fact["params"] = sum(1 for _ in module.parameters())
+        own = [name for name, _ in module.named_parameters(recurse=False)]
+        if own:
+            fact["parameter-names"] = own
         fact["buffers"] = sum(1 for _ in module.buffers())
         fact["holds-modules"] = _holds_modules(cls)
         for label in MODULE_INPUTS:

@@ -1209,6 +1209,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
         if owner.kind is Kind.MODULE and any(attr == name for attr, *_ in owner.weights):
             return self.module_weight(owner, dotted(expr.value) or self.code_of(expr.value), name, expr, state,
                                       frame, forward=False)
+        if owner.kind is Kind.MODULE and owner.qual is not None and owner.ref is None:
+            made = lookup(owner.qual)
+            if made is not None and name in made.parameters:
+                # `emb.weight` of a library layer: a parameter (a leaf), unless the layer is frozen.
+                module_label = dotted(expr.value)
+                return Value(Kind.TENSOR, grad=not self.is_frozen(module_label, state), label=dotted(expr))
         if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
             value = self.attribute_of(owner, name, state)
             if value is not None and state.assume \

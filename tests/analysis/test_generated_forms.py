@@ -73,3 +73,46 @@ def test_the_function_form_of_detach_cuts_the_graph_like_the_method() -> None:
             opt_g.step()
     """)
     assert found == []
+
+
+def test_the_generated_module_facts_name_each_layers_own_parameters() -> None:
+    assert api.lookup("torch.nn.Linear").parameters == ("weight", "bias")
+    assert api.lookup("torch.nn.Embedding").parameters == ("weight",)
+    assert api.lookup("torch.nn.ReLU").parameters == ()
+
+
+_TABLE = """
+    class TwoTower(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.user_emb = nn.Embedding(30, 16)
+            self.item_emb = nn.Embedding(40, 16)
+
+        def users(self, ids):
+            return torch.nn.functional.normalize(self.user_emb(ids), dim=-1)
+
+        def item_table(self):
+            return torch.nn.functional.normalize(self.item_emb.weight, dim=-1)
+
+
+    model = TwoTower()
+    opt = torch.optim.Adagrad(model.parameters(), lr=0.05)
+    {before}
+    for step in range(5):
+        ids = torch.randint(30, (8,))
+        {inside}
+        loss = torch.nn.functional.cross_entropy(model.users(ids) @ items.t(), torch.randint(40, (8,)))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_a_layers_weight_read_as_an_attribute_is_a_parameter() -> None:
+    # The item table normalised once before the loop from `item_emb.weight` (a retrieval model).
+    found = _found(_TABLE.format(before="items = model.item_table()", inside="pass"))
+    assert [code for _, code in found] == ["GG006"]
+
+
+def test_the_same_table_normalised_at_each_step_is_clean() -> None:
+    assert _found(_TABLE.format(before="pass", inside="items = model.item_table()")) == []

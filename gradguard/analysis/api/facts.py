@@ -187,6 +187,9 @@ class Fact:
     # optimizer's step breaks its backward); False for a Linear (its weight's gradient needs the input
     # only), None when not known.
     keeps_weights: bool | None = None
+    # For a module class: the names of the parameters it registers itself (`weight`, `bias`), read as
+    # attributes of its instances (`emb.weight`).
+    parameters: tuple[str, ...] = ()
     container: bool = False  # with Returns.MODULE: holds modules (`ModuleList`)
     # A module's method iterating its submodules: "all" (itself and every module below, `modules()`)
     # or "children" (the modules it holds); on a container class, "items": iterating it gives them.

@@ -60,6 +60,7 @@ def module_fact(qualified: str, entry: dict[str, Any]) -> Fact:
         saves=entry.get("saves"),
         parameterless=entry["params"] == 0 and not entry["holds-modules"],
         keeps_weights=entry.get("keeps-weights"),
+        parameters=tuple(entry.get("parameter-names", ())),
         source="torch",
     )
 
