@@ -503,11 +503,13 @@ class CallEvaluation:
                 self.optimizer_owners.update(owners_in(owner))
             return Value(Kind.OPTIMIZER, ref=owner, qual=name)
         if name in K.MODULE_CONTAINERS:
-            members = [self.member_of(v) for _, v in args]
+            # The modules given, one by one or unpacked from a list (`Sequential(*[Block(d) for ...])`).
+            given = [v for _, v in args] + [v for key, v in kwargs.items() if key.startswith("*")]
+            members = [self.member_of(v) for v in given]
             instances = [m for m in members if m is not None]
             member = instances[0] if instances and len(instances) == len(members) else None
             return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member,
-                         alloc=self.allocation(call, frame), keeps_weights=_layers_keep_weights([v for _, v in args]))
+                         alloc=self.allocation(call, frame), keeps_weights=_layers_keep_weights(given))
         if makes is Returns.MODULE:
             written = fact.writes if fact is not None else None
             return Value(Kind.MODULE, qual=name, label=dotted(call.func), alloc=self.allocation(call, frame),
