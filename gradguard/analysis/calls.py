@@ -497,6 +497,10 @@ class CallEvaluation:
             return Value(Kind.TUPLE, elems=tuple(kwargs.get(keyword, UNKNOWN) for keyword in fact.hands_back))
         family = api.family_of(name)
         makes = fact.returns if fact is not None else family.returns if family is not None else None
+        if makes is Returns.OBJECT:
+            # A library object whose methods have facts of their own (`random.Random(seed)`).
+            made = fact.instance if fact is not None and fact.instance is not None else name
+            return Value(Kind.UNKNOWN, qual=made, label=dotted(call.func))
         if makes is Returns.OPTIMIZER:
             owner = self._optimizer_owner(call, state, frame)
             if owner is not None:
@@ -765,6 +769,11 @@ class CallEvaluation:
         if name is not None:
             return self.eval_known_call(call, name, state, frame)
         receiver = self.eval(func.value, state, frame)
+        if receiver.qual is not None and api.makes(receiver.qual) in (None, Returns.OBJECT) \
+                and api.lookup(f"{receiver.qual}.{method}") is not None:
+            # A method of a library object made by a call the facts know (`self.rng.sample(...)` of
+            # a `random.Random`): the fact of `Class.method`.
+            return self.eval_known_call(call, f"{receiver.qual}.{method}", state, frame)
         read_at = len(self.renamed)
         label = dotted(func.value)
         if receiver.kind in (Kind.TENSOR, Kind.UNKNOWN):

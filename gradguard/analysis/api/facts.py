@@ -44,6 +44,9 @@ class Returns(Enum):
     ITEM = "item"  # one of the items the receiver holds (`list.pop`, `dict.get`)
     CONTEXT = "context"  # a context manager (see `grad_mode`)
     FUNCTION = "function"  # a callable (a transform such as `torch.func.grad`, `functools.partial`)
+    # An object of a library class whose methods have facts of their own, named `Class.method`
+    # (`random.Random(seed).sample`): the class is the fact's `instance`, else its own name.
+    OBJECT = "object"
     NONE = "none"
     UNKNOWN = "unknown"
 
@@ -190,6 +193,9 @@ class Fact:
     # For a module class: the names of the parameters it registers itself (`weight`, `bias`), read as
     # attributes of its instances (`emb.weight`).
     parameters: tuple[str, ...] = ()
+    # With Returns.OBJECT: the class of the object made, when the fact names a factory function
+    # (`numpy.random.default_rng` makes a `numpy.random.Generator`).
+    instance: str | None = None
     container: bool = False  # with Returns.MODULE: holds modules (`ModuleList`)
     # A module's method iterating its submodules: "all" (itself and every module below, `modules()`)
     # or "children" (the modules it holds); on a container class, "items": iterating it gives them.
