@@ -91,6 +91,9 @@ class Evidence:
     # program too (a shared encoder that each task's optimizer updates): both losses' gradients are
     # meant to come from the same weights, so every backward runs before the steps.
     shared_parameters: bool = False
+    # What changed under the graph is a tensor the program itself wrote in place (`hx[done] = 0.0` on
+    # a state a layer saved), not parameters an optimizer stepped: the write is what must change.
+    overwritten: bool = False
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,9 @@ CAUSES: dict[Cause, CauseInfo] = {info.cause: info for info in (
          Option(FixKind.MOVE_STEP, lambda e: e.shared_parameters,
                 "another optimizer trains the same parameters from the later loss: run both backward calls "
                 "first (zero the gradients before the first), then the optimizer steps"),
+         Option(FixKind.OTHER, lambda e: e.overwritten,
+                "write it out of place (`hx = hx * mask` instead of `hx[done] = 0`), or into a clone: the "
+                "graph kept the tensor the write changes"),
          Option(FixKind.RECOMPUTE_IN_LOOP, _always,
                 "run the forward again after the optimizer step, and stop retaining the old graph"),),
         "`{carrier}`'s graph was kept with retain_graph=True across an optimizer step, which changed in "

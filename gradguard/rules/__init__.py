@@ -241,6 +241,7 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         reference_only=conflict.carrier is not None and conflict.carrier.reference is True,
         written_in_place=written_in_place(conflict),
         shared_parameters=conflict.shared_step,
+        overwritten=conflict.written is not None,
         guarded_apart=not same_call and facts.is_local(freed.statement) and facts.is_local(failing.statement)
         and codemods.enclosing_function(facts, freed.statement) is codemods.enclosing_function(facts, failing.statement)
         and model.guarded_apart(branches_around(facts, freed.statement), branches_around(facts, failing.statement)),

@@ -27,7 +27,7 @@ class BackwardAfterOptimizerStep(ConflictRule):
         else:
             # A write of the program's own (a Polyak blend, a memory bank, an embedding's max_norm).
             change = f"the in-place write at {found['line']} has since changed `{conflict.written.text}`, which"
-        return {**found, "change": change}
+        return {**found, "change": change, "written": conflict.written.text if conflict.written is not None else ""}
 
     def fix(self, facts: FileFacts, conflict: Conflict, option: model.Option) -> FixPlan:
         if option.kind is model.FixKind.NO_GRAD:
@@ -36,10 +36,15 @@ class BackwardAfterOptimizerStep(ConflictRule):
             return FixPlan(tuple(edits), title)
         if option.kind is model.FixKind.MOVE_STEP:
             return FixPlan(tuple(_move_steps(facts, conflict)), MOVE_STEP_TITLE)
+        if option.kind is model.FixKind.OTHER:
+            return FixPlan((), OVERWRITTEN_BY_HAND)
         return FixPlan(tuple(_fix(facts, conflict)))
 
 
 MOVE_STEP_TITLE = "Run the backward calls before the optimizer steps (gradients reset before the first)"
+# The program's own in-place write changed what the graph saved: which out-of-place form keeps its
+# meaning (a mask, a clone, a copy under no_grad) is the program's to say.
+OVERWRITTEN_BY_HAND = "Write `{written}` out of place (`x = x * mask` instead of `x[mask] = 0`), or into a clone"
 
 
 def _method_called(statement: cst.CSTNode, methods: frozenset[str]) -> bool:

@@ -53,3 +53,11 @@ def test_a_returned_state_masked_in_place_is_found() -> None:
 
 def test_a_returned_state_masked_out_of_place_is_clean() -> None:
     assert _found(_AGENT.format(reset="hx = hx * (~done).float().unsqueeze(-1)")) == []
+
+
+def test_the_fix_for_the_programs_own_write_is_its_out_of_place_form() -> None:
+    source = "import torch\nimport torch.nn as nn\n" + textwrap.dedent(_AGENT.format(reset="hx[done] = 0.0"))
+    (finding,) = analyze(source)
+    assert "the in-place write at line 23 has since changed `hx`" in finding.message
+    assert "fix by hand: Write `hx` out of place" in finding.message
+    assert not finding.fix
