@@ -238,7 +238,7 @@ CAUSES: dict[Cause, CauseInfo] = {info.cause: info for info in (
          Option(FixKind.MOVE_STEP, lambda e: e.shared_parameters,
                 "another optimizer trains the same parameters from the later loss: run both backward calls "
                 "first (zero the gradients before the first), then the optimizer steps"),
-         Option(FixKind.OTHER, lambda e: e.overwritten,
+         Option(FixKind.OTHER, lambda e: e.overwritten and not e.written_in_place,
                 "write it out of place (`hx = hx * mask` instead of `hx[done] = 0`), or into a clone: the "
                 "graph kept the tensor the write changes"),
          Option(FixKind.RECOMPUTE_IN_LOOP, _always,

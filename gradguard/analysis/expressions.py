@@ -996,7 +996,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
             # Each item as the items after it left it (`(enc(a), enc(b))`: the first is one call older).
             values = [self.unhold(slot, value, mark, state) for slot, value, mark in zip(slots, values, marks,
                                                                                        strict=True)]
-            result = self.container_of(kind, values, exact=not any(isinstance(e, cst.StarredElement) for e in expr.elements))
+            exact = not any(isinstance(e, cst.StarredElement) for e in expr.elements)
+            result = self.container_of(kind, values, exact=exact)
+            if isinstance(expr, cst.List) and exact and values and all(v.kind in _OBJECTS for v in values):
+                # `[net_g, net_d, net_dur]` handed to a function that unpacks it: which object is where
+                # (adding to the list or writing into it makes a container without them).
+                result = replace(result, elems=tuple(values))
             return replace(result, via=tuple(via)) if via else result
         if node_type is cst.Dict:
             values = []
@@ -1700,6 +1705,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                      container.grad or item.grad, item_shape=shape, ref=ref, items=items)
 
 _CONTAINERS = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT})
+_OBJECTS = frozenset({Kind.INSTANCE, Kind.MODULE, Kind.OPTIMIZER})
 # Library classes whose name, passed around uncalled, stands for the class (`optimizer_class=optim.Adam`).
 _REFERENCED = frozenset({Returns.OPTIMIZER, Returns.MODULE, Returns.DISTRIBUTION})
 
