@@ -171,7 +171,7 @@ class CallEvaluation:
             if args_entry is not None and not arg.star:
                 args.append(args_entry)
             elif arg.star:
-                kwargs[f"*{len(kwargs)}"] = value
+                kwargs[f"{arg.star}{len(kwargs)}"] = value  # `*0` unpacks positions, `**1` keywords
         for slot in slots:
             self.unhold(slot, UNKNOWN, len(self.renamed), state)
         if len(self.renamed) != start:
@@ -228,6 +228,20 @@ class CallEvaluation:
                 and isinstance(callee.ref, Value) and callee.ref.kind is Kind.INSTANCE:
             # `nn.Sequential(Block(), Block())(x)`: each of its modules' forward runs (one stands for all).
             return self.call_value(call, callee.ref, label, args, kwargs, state, frame)
+        if callee.kind is Kind.MODULE and callee.qual in K.ITERATED_MODULE_CONTAINERS and callee.elems:
+            # Library layers and the program's modules in one chain: each run of library layers as
+            # one layer, each module of the program's own by its forward, in order.
+            current: Args = list(args)
+            library = False
+            for layer in callee.elems:
+                if layer.kind is Kind.INSTANCE:
+                    current = [(None, self.call_value(call, layer, label, current, kwargs, state, frame))]
+                    library = False
+                elif not library:
+                    current = [(None, self.call_value(call, layer, label, current, kwargs, state, frame))]
+                    library = True
+                kwargs = {}
+            return current[0][1] if current else UNKNOWN
         if callee.kind in (Kind.MODULE, Kind.UNKNOWN) and not callee.nodes:
             owner = self._optimizer_owner(call, state, frame)
             if owner is not None:
@@ -512,7 +526,11 @@ class CallEvaluation:
             members = [self.member_of(v) for v in given]
             instances = [m for m in members if m is not None]
             member = instances[0] if instances and len(instances) == len(members) else None
-            return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member,
+            # Library layers and the program's own modules mixed (`Sequential(nn.Linear(..), Scale(d))`):
+            # each one in order, so the program's modules' forward runs.
+            mixed = tuple(given) if instances and member is None and all(
+                v.kind in (Kind.MODULE, Kind.INSTANCE) for v in given) else None
+            return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member, elems=mixed,
                          alloc=self.allocation(call, frame), keeps_weights=_layers_keep_weights(given))
         if makes is Returns.MODULE:
             written = fact.writes if fact is not None else None

@@ -1232,6 +1232,11 @@ class Interpreter(Evaluator):
         params = node.params
         positional = [*params.posonly_params, *params.params]
         values = [v for _, v in args]
+        for key, given in kwargs.items():
+            if key.startswith("*") and not key.startswith("**") and given.elems is not None \
+                    and given.kind in (Kind.TUPLE, Kind.LIST):
+                # `loss_fn(*model(x1, x2))`: the items of a known sequence, position by position.
+                values.extend(given.elems)
         if self_value is not None and positional:
             locals_[positional[0].name.value] = self_value
             positional = positional[1:]

@@ -49,3 +49,51 @@ def test_a_memo_inside_blocks_stacked_from_an_unpacked_list_is_found() -> None:
 
 def test_the_same_blocks_without_the_memo_are_clean() -> None:
     assert _found(_BLOCKS.format(forward="return self.fc(x)")) == []
+
+
+_SCALE = """
+    class RunningScale(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.register_buffer("running_std", torch.ones(dim))
+
+        def forward(self, x):
+            if self.training:
+                with torch.no_grad():
+                    {update}
+            return x / self.running_std
+
+
+    class Siamese(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 12), RunningScale(12))
+
+        def forward(self, x1, x2):
+            return self.encoder(x1), self.encoder(x2)
+
+
+    def similarity_loss(z1, z2):
+        return -(z1 * z2).mean()
+
+
+    model = Siamese()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        loss = similarity_loss(*model(torch.randn(8, 16), torch.randn(8, 16)))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_a_program_module_chained_after_library_layers_runs_its_forward() -> None:
+    # A running statistic updated in place by each of two encoder calls before one backward
+    # (SimSiam-style), the loss taking the model's outputs unpacked from a tuple.
+    found = _found(_SCALE.format(update="self.running_std.mul_(0.9).add_(0.1 * x.std(dim=0))"))
+    assert [code for _, code in found] == ["GG011"]
+
+
+def test_the_same_statistic_rebound_out_of_place_is_clean() -> None:
+    found = _found(_SCALE.format(update="self.running_std = 0.9 * self.running_std + 0.1 * x.std(dim=0)"))
+    assert found == []
