@@ -43,7 +43,17 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
     name = carrier.holder.text
     if option.kind is model.FixKind.OTHER:
         after = codemods.last_reading_after(facts, failing.statement, name)
-        return [codemods.insert_after(facts, after, [f"{name} = 0"])], \
+        # Reset to a number: code elsewhere that reads its value as a tensor's (`total.item()` when
+        # logging) reads it as a number, which both a tensor and the reset value give.
+        home = facts.home(failing.statement)
+        body = list(getattr(home.parent(failing.statement), "body", ()))
+        before = body[body.index(failing.statement):body.index(after) + 1] if after in body else [after]
+        spans = [home.span(statement) for statement in before]
+        readers = [codemods.replace_node(facts, use, f"float({facts.code(receiver)})") for use, receiver
+                   in codemods.tensor_method_calls(facts, name, failing.statement, (NUMBER,))
+                   if not any(span.start <= home.span(use).start and home.span(use).end <= span.end
+                              for span in spans)]
+        return [codemods.insert_after(facts, after, [f"{name} = 0"]), *readers], \
             "Reset `{carrier}` after each backward"
     updates = [s for s in carrier.assignments if addend(s, name) is not None]
     if len(updates) != 1 or not isinstance(failing.node.func, cst.Attribute):

@@ -1339,3 +1339,44 @@ def test_a_state_carried_by_the_caller_into_a_method_with_its_own_time_loop_is_n
     assert "`state`" in found[0].message
     fixed, _ = fix_text_round(FILTER, choose_fixes(found, unsafe=True))
     assert "state = tuple(" in fixed or "state = (" in fixed
+
+
+WINDOW = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    def train(model, optimizer, batches, accum_steps=2, log_every=3):
+        loss_accum = 0.0
+        for i, (x, y) in enumerate(batches):
+            loss_accum = loss_accum + F.cross_entropy(model(x), y) / accum_steps
+            if (i + 1) % accum_steps == 0:
+                loss_accum.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+            if (i + 1) % log_every == 0:
+                print(f"it {i + 1} loss {loss_accum.item():.4f}")
+                loss_accum = 0.0
+
+
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    batches = [(torch.randn(8, 4), torch.randint(0, 3, (8,))) for _ in range(12)]
+    train(model, torch.optim.SGD(model.parameters(), lr=0.1), batches)
+    print(round(sum(p.sum().item() for p in model.parameters()), 4))
+    ''')
+
+
+def test_an_accumulator_reset_after_its_backward_is_read_as_a_number_where_it_is_logged() -> None:
+    # Logged with `.item()` in another block, which may run right after the reset (to a number).
+    fixed = _fixed(WINDOW)
+    assert "loss_accum.backward()\n            loss_accum = 0\n" in fixed
+    assert "{float(loss_accum):.4f}" in fixed
+    hand = WINDOW.replace("            loss_accum.backward()\n",
+                          "            loss_accum.backward()\n            loss_accum = 0.0\n"
+                          ).replace("loss_accum.item()", "float(loss_accum)")
+    assert hand != WINDOW.replace("loss_accum.item()", "float(loss_accum)")
+    runs = dict(run_source_many({"window_fixed.py": fixed, "window_hand.py": hand}))
+    assert runs["window_fixed.py"].error_type is None, runs["window_fixed.py"].stderr
+    assert runs["window_fixed.py"].stdout.splitlines()[-1] == runs["window_hand.py"].stdout.splitlines()[-1]
