@@ -436,7 +436,10 @@ def _join_dict(mine: dict, theirs: dict) -> None:
 def _union_dict(mine: dict, theirs: dict) -> None:
     for key, value in theirs.items():
         current = mine.get(key)
-        mine[key] = value if current is None else current | value
+        if current is None:
+            mine[key] = value
+        elif current is not value:  # paths copied from one state share most of their sets
+            mine[key] = current | value
 
 
 def _close_dict(mine: dict[Any, Value], theirs: dict[Any, Value]) -> bool:
