@@ -228,20 +228,6 @@ class CallEvaluation:
                 and isinstance(callee.ref, Value) and callee.ref.kind is Kind.INSTANCE:
             # `nn.Sequential(Block(), Block())(x)`: each of its modules' forward runs (one stands for all).
             return self.call_value(call, callee.ref, label, args, kwargs, state, frame)
-        if callee.kind is Kind.MODULE and callee.qual in K.ITERATED_MODULE_CONTAINERS and callee.elems:
-            # Library layers and the program's modules in one chain: each run of library layers as
-            # one layer, each module of the program's own by its forward, in order.
-            current: Args = list(args)
-            library = False
-            for layer in callee.elems:
-                if layer.kind is Kind.INSTANCE:
-                    current = [(None, self.call_value(call, layer, label, current, kwargs, state, frame))]
-                    library = False
-                elif not library:
-                    current = [(None, self.call_value(call, layer, label, current, kwargs, state, frame))]
-                    library = True
-                kwargs = {}
-            return current[0][1] if current else UNKNOWN
         if callee.kind in (Kind.MODULE, Kind.UNKNOWN) and not callee.nodes:
             owner = self._optimizer_owner(call, state, frame)
             if owner is not None:
@@ -526,11 +512,7 @@ class CallEvaluation:
             members = [self.member_of(v) for v in given]
             instances = [m for m in members if m is not None]
             member = instances[0] if instances and len(instances) == len(members) else None
-            # Library layers and the program's own modules mixed (`Sequential(nn.Linear(..), Scale(d))`):
-            # each one in order, so the program's modules' forward runs.
-            mixed = tuple(given) if instances and member is None and all(
-                v.kind in (Kind.MODULE, Kind.INSTANCE) for v in given) else None
-            return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member, elems=mixed,
+            return Value(Kind.MODULE, qual=name, label=dotted(call.func), ref=member,
                          alloc=self.allocation(call, frame), keeps_weights=_layers_keep_weights(given))
         if makes is Returns.MODULE:
             written = fact.writes if fact is not None else None

