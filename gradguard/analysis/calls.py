@@ -769,7 +769,8 @@ class CallEvaluation:
         if name is not None:
             return self.eval_known_call(call, name, state, frame)
         receiver = self.eval(func.value, state, frame)
-        if receiver.qual is not None and api.makes(receiver.qual) in (None, Returns.OBJECT) \
+        if receiver.kind is Kind.UNKNOWN and receiver.qual is not None \
+                and api.makes(receiver.qual) in (None, Returns.OBJECT) \
                 and api.lookup(f"{receiver.qual}.{method}") is not None:
             # A method of a library object made by a call the facts know (`self.rng.sample(...)` of
             # a `random.Random`): the fact of `Class.method`.
