@@ -221,6 +221,24 @@ def reads_name(statement: cst.CSTNode, name: str) -> bool:
     return name in _names_in(statement)
 
 
+def mentions(node: cst.CSTNode, text: str) -> bool:
+    """Whether `node` reads the name or attribute chain `text` (`model`, `self.model`)."""
+    if "." not in text:
+        return reads_name(node, text)
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            nonlocal found
+            if _dotted(attribute) == text:
+                found = True
+                return False
+            return True
+
+    node.visit(Finder())
+    return found
+
+
 def first_reading(facts: FileFacts, statement: cst.CSTNode, name: str) -> cst.CSTNode:
     """The first statement of `statement`'s block, up to it, that reads `name` (else `statement`)."""
     facts = facts.home(statement)
@@ -675,6 +693,29 @@ def first_parameter(function: cst.FunctionDef | None) -> str | None:
         return None
     params = [*function.params.posonly_params, *function.params.params]
     return params[0].name.value if params else None
+
+
+def parameters_as_kept(method: cst.FunctionDef, receiver: str, definition: cst.CSTNode) -> cst.CSTNode:
+    """The definition with each parameter of its method that the method kept on the object before it
+    (`self.model = model` in `__init__`) read through the object instead (`self.model.item_table()`):
+    the same object, named where the method's parameters are not bound."""
+    parameters = set(parameter_names(method)) - {receiver}
+    body = list(getattr(method.body, "body", ()))
+    if definition not in body:
+        return definition
+    kept: dict[str, str] = {}
+    for statement in body[:body.index(definition)]:
+        for name in target_names(statement):
+            kept.pop(name, None)  # a parameter bound anew is no longer what was passed
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Name) \
+                and small.value.value in parameters and isinstance(target := small.targets[0].target, cst.Attribute) \
+                and isinstance(target.value, cst.Name) and target.value.value == receiver:
+            kept.setdefault(small.value.value, f"{receiver}.{target.attr.value}")
+    for name in read_names(definition) & parameters:
+        if name in kept:
+            definition = renamed(definition, name, kept[name])
+    return definition
 
 
 def renamed(statement: cst.CSTNode, old: str, new: str) -> cst.CSTNode:

@@ -13,7 +13,7 @@ from gradguard.analysis.api.torch_tensor import BACKWARD_CREATE, BACKWARD_RETAIN
 from gradguard.analysis.conditions import condition_leaves, key_of
 from gradguard.analysis.names import chains_overlap
 from gradguard.analysis.scopes import assigned_in
-from gradguard.analysis.state import OPAQUE, Frame, State
+from gradguard.analysis.state import OPAQUE, ClassInfo, Frame, State, heap_owner
 from gradguard.analysis.values import (
     FRESH,
     GENERATIONS,
@@ -90,6 +90,10 @@ class Met:
     # How many times each site had been evaluated then (`State.epochs`): what the node ids recorded in
     # `origins` are translated with to walk the failing graph as it was.
     epochs: tuple[tuple[int, int], ...] = ()
+    # The objects of the program's classes that the running functions hold then, as their code
+    # names them (`model`, `self.model`), with the heap owner of each: a fix of state kept on an
+    # object detaches it through the name the loop's own code has for that object.
+    objects: tuple[tuple[str, str], ...] = ()
 
 
 
@@ -265,7 +269,8 @@ class AutogradEvents:
                                       created.loops if created is not None else (),
                                       tuple(frame.conditions) if frame is not None else (),
                                       retained_by[-1] if retained_by else None, holding=holding,
-                                      entry=id(self.entry_owner), epochs=tuple(state.epochs.items()))
+                                      entry=id(self.entry_owner), epochs=tuple(state.epochs.items()),
+                                      objects=_objects_held(state))
 
     def _through_other_items(self, node: int, value: Value, state: State) -> bool:
         """Whether `value` reaches `node` only through string-keyed items of its output none of
@@ -627,3 +632,20 @@ def _earlier(stamps: dict[int, int], epochs: dict[int, int]) -> bool:
             return False
         behind = behind or epoch < now
     return behind
+
+
+def _objects_held(state: State) -> tuple[tuple[str, str], ...]:
+    """Every object of the program's classes a frame of `state` holds in a variable, or `self` holds
+    in an attribute, with its heap owner."""
+    found: list[tuple[str, str]] = []
+    for frame in state.frames:
+        for name, value in frame.items():
+            if value.kind is not Kind.INSTANCE or not isinstance(value.ref, ClassInfo):
+                continue
+            owner = heap_owner(value)
+            found.append((name, owner))
+            if name == "self":
+                found.extend((f"self.{attr}", heap_owner(held)) for (key, attr), held in state.heap.items()
+                             if key == owner and isinstance(attr, str) and held.kind is Kind.INSTANCE
+                             and isinstance(held.ref, ClassInfo))
+    return tuple(dict.fromkeys(found))

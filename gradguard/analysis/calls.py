@@ -422,6 +422,8 @@ class CallEvaluation:
         drawn = api.lookup(name)
         if drawn is not None and drawn.draws:
             self.note_draw(frame)
+        if drawn is not None and drawn.picks and call.args:
+            self.picked.add(call.args[0].value)
         if name in K.BACKWARD_FUNCTIONS:
             roots = args[:1] or [(None, next((kwargs[k] for k in ROOT_KEYWORDS if k in kwargs), UNKNOWN))]
             self.backward(call, roots, kwargs, state, frame, positional_retain=None)

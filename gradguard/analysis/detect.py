@@ -336,7 +336,8 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                        and _fed_stepped(program, freed_by, outermost(b.read), why.stepped)), chosen)
     read = outermost(chosen.read) if chosen is not None else None
     if why.by_step and chosen is not None and chosen.via is not None \
-            and outermost(chosen.via).function is not read.function:
+            and outermost(chosen.via).function is not read.function \
+            and _qualname(outermost(chosen.via).function) == failing.function:
         # The step changed weights a callee's layer saved: the value the user holds is the one the
         # backward's own code read (`q_pi`), not the layer output inside the model's forward.
         read = outermost(chosen.via)
@@ -446,6 +447,11 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
     if read is not None and not of_parameters(read.holder):
         # (A module's parameters written in place are no variable a statement of the loop can detach.)
         entry = _entry_statement(read, loop)
+    elif carrier is not None and carrier.self_update and carrier.holder.kind == "variable" and loop is not None:
+        # Known only as a variable holding the stale graph (no read on the way recorded): it is carried
+        # in where the loop's body first mentions it.
+        body = getattr(getattr(loop, "body", None), "body", ())
+        entry = next((s for s in body if _mentions(s, carrier.holder.text)), None)
     if cause is Cause.BUILT_BEFORE_LOOP and carrier is not None and not met.masked:
         carrier = replace(carrier, untrained=untrained(program, met, why.stepped),
                           reference=reference_only(program, met))
@@ -465,7 +471,8 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                     # Read to change the weights (SAM's ascent step) is no reading of the result.
                     grads_read=why.grads_read and not why.stepped,
                     written=why.written if why.by_step else None,
-                    shared_step=why.by_step and why.written is None and _shared_step(program, why.stepped))
+                    shared_step=why.by_step and why.written is None and _shared_step(program, why.stepped),
+                    objects=met.objects)
 
 
 def _shared_step(program: Program, stepped: frozenset[str]) -> bool:
@@ -667,6 +674,11 @@ def _entry_statement(read: Read, loop: cst.CSTNode | None) -> cst.CSTNode | None
     return read.chain[0][1] if read.chain else read.statement
 
 
+def _qualname(function: object) -> str:
+    """How `CallInfo.function` names the function a read happened in."""
+    return getattr(function, "qualname", None) or "<module>"
+
+
 def _function_of(read: Read) -> cst.FunctionDef | None:
     info = read.function
     node = getattr(info, "node", None)
@@ -701,6 +713,8 @@ def _needless_retains(program: Program) -> list[NeedlessRetain]:
 def _picked_from(program: Program, read: Read) -> bool:
     """Whether a read of a container is the first argument of a call that picks some of its items at
     random (`random.sample(self.buffer, n)`)."""
+    if read.expr in program.picked:
+        return True
     if read.statement is None:
         return False
     found = False

@@ -170,6 +170,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.unsure: set[int] = set()
         # Statements of the linted file whose run draws fresh random numbers (`CallEvaluation.note_draw`).
         self.drawing: set[cst.CSTNode] = set()
+        # The expressions passed as the container a call picks items from at random (`random.sample(
+        # self.memory, n)`, `self.rng.sample(...)` of a `random.Random`): a store sampled on purpose.
+        self.picked: set[cst.CSTNode] = set()
         # Variables and attributes whose value some backward or grad started from.
         self.root_holders: set[tuple[str, ...]] = set()
         self.framework_calls: list[CallInfo] = []

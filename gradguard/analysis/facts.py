@@ -120,6 +120,9 @@ class Conflict:
     # With STEPPED: another optimizer of the program also trains some of the modules the step changed
     # (a shared encoder that each task's optimizer updates).
     shared_step: bool = False
+    # The objects of the program's classes the running functions held at the failing call, as their
+    # code names them, with each one's heap owner (`Met.objects`).
+    objects: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -143,26 +143,39 @@ def _guarded_by_a_call(facts: FileFacts, statement: object) -> bool:
 
 def _through_the_object(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
     """State on an object whose class is in another module (`self.h` of a model imported from
-    `lib`): detached from this file's loop, through the variable that holds the object, before the
-    first statement of the iteration that uses it (`model.h = model.h.detach()`), as the class's own
-    method would at its start. Nothing when no single variable of this file holds such an object."""
+    `lib`): detached from the loop, through the name the loop's code has for the object (`model`, a
+    parameter of `train_epoch`; `self.model` of a trainer), before the first statement of the
+    iteration that uses it (`model.h = model.h.detach()`), as the class's own method would at its
+    start; in whichever module holds the loop. Nothing when no single name read in the loop holds
+    that object."""
     carrier, loop = conflict.carrier, conflict.loop
     assert carrier is not None
     holder = carrier.holder
-    if holder.kind != "attribute" or not holder.text.startswith("self.") or loop is None or not facts.is_local(loop):
+    if holder.kind != "attribute" or not holder.text.startswith("self.") or loop is None:
         return [], None
-    owners = codemods.instances_of(facts, class_of_owner(holder.key[0]))
-    used = [name for name in owners if codemods.reads_name(loop, name)]
+    try:
+        home = facts.home(loop)
+    except KeyError:
+        return [], None
+    owner = holder.key[0]
+    # The names the analysis saw holding the object; else, in the linted file, the variables the
+    # syntax shows assigned an instance of its class.
+    names = [name for name, held in conflict.objects if held == owner]
+    if not names and home is facts:
+        names = codemods.instances_of(facts, class_of_owner(owner))
+    used = [name for name in dict.fromkeys(names) if codemods.reads_name(loop, name.split(".")[0])
+            and codemods.mentions(loop, name)]
     first = codemods.first_statement(loop.body)  # type: ignore[attr-defined]
     if len(used) != 1 or first is None:
         return [], None
     name = used[0] + holder.text[len("self"):]
-    entry = next((s for s in loop.body.body if codemods.reads_name(s, used[0])), first)  # type: ignore[attr-defined]
+    entry = next((s for s in loop.body.body if codemods.mentions(s, used[0])), first)  # type: ignore[attr-defined]
     expression = codemods.holder_expression(name)
     shape = carrier_shape(facts, conflict)
-    detached = codemods.detached_as(facts, expression, shape, near=entry) if expression is not None else None
+    detached = codemods.detached_as(home, expression, shape, near=entry) if expression is not None else None
     if detached is None:
         return [], None
     line = f"{name} = {detached}"
     lines = [f"if {name} is not None:", f"    {line}"] if carrier.maybe_none else [line]
-    return [codemods.insert_before(facts, entry, lines)], None
+    return [codemods.insert_before(home, entry, lines)], None
+

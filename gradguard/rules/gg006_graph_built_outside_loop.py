@@ -202,6 +202,8 @@ def _for_entry(facts: FileFacts, conflict: Conflict, definition: cst.CSTNode) ->
     entry = conflict.entry_statement
     assert entry is not None
     receiver = codemods.first_parameter(method) if method is not None else None
+    if method is not None and receiver is not None:
+        definition = codemods.parameters_as_kept(method, receiver, definition)
     if method is None or receiver is None or receiver not in codemods.read_names(definition):
         return definition
     entry_method = codemods.enclosing_function(facts, entry)
