@@ -76,7 +76,10 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
             # update and every later read of a key; what it should keep is the program's choice.
             return [], ("Keep numbers in `{carrier}` (add `.item()` where its entries are updated) and "
                         "backward this step's losses, not what it holds")
-        return [codemods.insert_after(facts, conflict.failing.statement, [f"{name}.clear()"])], \
+        there = _named_at(facts, conflict, conflict.failing.statement)
+        if there is None:
+            return [], "Empty `{carrier}` after the backward that used it"
+        return [codemods.insert_after(facts, conflict.failing.statement, [f"{there}.clear()"])], \
             "Empty `{carrier}` after the backward that used it"
     if option.kind is not model.FixKind.DETACH:
         # A torch.distributions object has no .detach(): it is rebuilt from fresh parameters instead.
@@ -179,3 +182,18 @@ def _through_the_object(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit
     lines = [f"if {name} is not None:", f"    {line}"] if carrier.maybe_none else [line]
     return [codemods.insert_before(home, entry, lines)], None
 
+
+def _named_at(facts: FileFacts, conflict: Conflict, statement: cst.CSTNode) -> str | None:
+    """The carrier as code at `statement` names it, through the one name that statement's function (or
+    module) has for the object: `self.items` in the object's own methods, `buffer.items` in a loop
+    that holds it as `buffer`; None when there is no such single name."""
+    assert conflict.carrier is not None
+    holder = conflict.carrier.holder
+    if holder.kind != "attribute" or not holder.text.startswith("self."):
+        return holder.text
+    function = codemods.enclosing_function(facts.home(statement), statement)
+    owner = holder.key[0]
+    scope = function if function is not None else facts.home(statement).module
+    names = [name for name, held in conflict.objects if held == owner and codemods.mentions(scope, name)]
+    names = list(dict.fromkeys(names))
+    return names[0] + holder.text[len("self"):] if len(names) == 1 else None
