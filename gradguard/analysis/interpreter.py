@@ -348,6 +348,9 @@ class Interpreter(Evaluator):
                 self.store_name(statement.name.value, Value(Kind.CLASS, ref=info), state, frame, statement)
         elif node_type is cst.Match:
             self.exec_match(statement, state, frame)
+        elif isinstance(statement, cst.BaseSmallStatement):
+            # A statement of a one-line suite (`if flag: seed = 1`, `if done: break`): its own line.
+            self.exec_small(statement, statement, state, frame)  # type: ignore[arg-type]
         elif hasattr(statement, "body"):
             self.exec_block(statement.body, state, frame, statement)  # type: ignore[attr-defined]
 

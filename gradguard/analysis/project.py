@@ -20,7 +20,7 @@ from functools import cached_property
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from gradguard.analysis.reach import MAX_MODULE_BYTES, is_library, locate, project_roots
+from gradguard.analysis.reach import MAX_MODULE_BYTES, is_library, locate, project_roots, roots_for
 from gradguard.model import Span
 
 # How many project modules one linted file may pull in, transitively.
@@ -86,7 +86,8 @@ class Project:
             return self._load(key, name, [base], dotted)
         if is_library(dotted):
             return None
-        return self._load(dotted, dotted, self.roots, dotted)
+        return self._load(dotted, dotted, roots_for(self.file, self.roots, dotted) if self.file else self.roots,
+                          dotted)
 
     def locate(self, name: str) -> str | None:
         """The file of the project module `name` as the linted file imports it, without reading it."""

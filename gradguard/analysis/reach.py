@@ -72,6 +72,20 @@ def is_library(dotted: str) -> bool:
     return not dotted or dotted.split(".", 1)[0] in KNOWN_PACKAGES
 
 
+def roots_for(file: str, roots: list[str], dotted: str) -> list[str]:
+    """The folders an absolute import of `dotted` by `file` is searched in: `roots`, then, for a
+    package the file itself lies in (`from agents.Base_Agent import ...` in
+    `agents/actor_critic_agents/SAC.py`), the folder above it, where Python finds it when the program
+    runs from the project's top, whatever files mark that top (none, in a copy without `.git`)."""
+    top = dotted.split(".", 1)[0]
+    ancestor = os.path.dirname(file)
+    while os.path.basename(ancestor) and os.path.basename(ancestor) != top:
+        ancestor = os.path.dirname(ancestor)
+    if top and os.path.basename(ancestor) == top and os.path.dirname(ancestor) not in roots:
+        return [*roots, os.path.dirname(ancestor)]
+    return roots
+
+
 def locate(file: str, roots: list[str], name: str) -> str | None:
     """The file of the project module `name` (relative names start with dots) as `file` imports it,
     without reading it."""
@@ -85,6 +99,8 @@ def locate(file: str, roots: list[str], name: str) -> str | None:
     elif not dotted:
         return None
     parts = dotted.split(".") if dotted else []
+    if not level:
+        roots = roots_for(file, roots, dotted)
     for root in roots:
         base = os.path.join(root, *parts)
         for candidate in (base + ".py", os.path.join(base, "__init__.py")):
