@@ -193,6 +193,8 @@ class AutogradEvents:
         self.backwarded.update(value.nodes)
         self.last_backward = value.nodes
         self.last_backward_call = info.node
+        if value.nodes:
+            self.reached_by.setdefault(id(info.node), set()).add(id(self.entry_owner))
         for read in [*value.via, *self.reads_behind(value.top)]:
             current: Read | None = read
             while current is not None:
@@ -255,6 +257,8 @@ class AutogradEvents:
             step = next((self.step_calls[n] for n in sorted(why.stepped) if n in self.step_calls), why.call)
             why = replace(why, call=step, by_step=True)
         key = (id(info), id(why.call))
+        if self._refuted_by_the_module_run(info):
+            return
         if key not in self.conflicts or (guessed(self.conflicts[key].why.stepped) and not guessed(why.stepped)):
             # Met again by an entry that knows which optimizers stepped (`main()` building them, where
             # `train(actor, critic, actor_opt, critic_opt)` run alone had to guess): that one says more.
@@ -271,6 +275,17 @@ class AutogradEvents:
                                       retained_by[-1] if retained_by else None, holding=holding,
                                       entry=id(self.entry_owner), epochs=tuple(state.epochs.items()),
                                       objects=_objects_held(state))
+
+    def _refuted_by_the_module_run(self, info: CallInfo) -> bool:
+        """Whether an entry point analysed with arguments nobody passed (`train(nets, optims, loader)`
+        alone) meets a conflict at a backward that the module's own run, complete, reached with a graph
+        from the arguments the program does pass, and found nothing wrong with."""
+        module = getattr(self, "module", None)
+        if module is None or self.entry_owner is module or not getattr(self, "module_complete", False):
+            return False
+        if id(module) not in self.reached_by.get(id(info.node), ()):
+            return False
+        return not any(met.entry == id(module) and met.failing.node is info.node for met in self.conflicts.values())
 
     def _through_other_items(self, node: int, value: Value, state: State) -> bool:
         """Whether `value` reaches `node` only through string-keyed items of its output none of

@@ -170,6 +170,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.unsure: set[int] = set()
         # Statements of the linted file whose run draws fresh random numbers (`CallEvaluation.note_draw`).
         self.drawing: set[cst.CSTNode] = set()
+        # The backward calls each entry point reached with a graph (by the ids of the call and of the
+        # entry's owner), and whether the module's own run went to its end with nothing cut short.
+        self.reached_by: dict[int, set[int]] = {}
+        self.module_complete = False
         # The expressions passed as the container a call picks items from at random (`random.sample(
         # self.memory, n)`, `self.rng.sample(...)` of a `random.Random`): a store sampled on purpose.
         self.picked: set[cst.CSTNode] = set()

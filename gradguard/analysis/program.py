@@ -153,8 +153,10 @@ class Program(Interpreter):
         state = State()
         frame = Frame(None, None, [], 0, imports=dict(self.imports))
         self._start_entry(self.module)
+        cut = len(self.incomplete)
         try:
             self.exec_block(self.module.body, state, frame, self.module)
+            self.module_complete = len(self.incomplete) == cut
         except (BudgetExceeded, RecursionError) as exc:
             self.incomplete.append((_give_up(exc), None, "<module>"))
             self.conflicts.clear()

@@ -74,9 +74,6 @@ def test_features_encoded_without_grad_are_clean(source: str) -> None:
     assert _found(_BUFFER.format(rng=rng, pick=pick, encode="encoder(torch.randn(4)).detach()")) == []
 
 
-@pytest.mark.xfail(strict=True, reason="the call from the module reads the generator's forward and finds nothing; "
-                   "`train` analysed alone (its `nets` unknown) takes every item of the unread generator's "
-                   "output to share its graph, and its finding is kept")
 def test_a_list_of_models_handed_to_a_function_is_unpacked_into_those_models() -> None:
     # `train(epoch, [net_g, net_d, net_dur], ...)` then `net_g, net_d, net_dur = nets` (VITS-style TTS):
     # the generator's forward is read, so its mask (no graph) is no shared graph of two losses.
