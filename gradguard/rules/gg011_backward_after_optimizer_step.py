@@ -37,7 +37,8 @@ class BackwardAfterOptimizerStep(ConflictRule):
         if option.kind is model.FixKind.MOVE_STEP:
             return FixPlan(tuple(_move_steps(facts, conflict)), MOVE_STEP_TITLE)
         if option.kind is model.FixKind.OTHER:
-            return FixPlan((), OVERWRITTEN_BY_HAND)
+            edits = _write_into_a_clone(facts, conflict)
+            return FixPlan(tuple(edits), INTO_A_CLONE if edits else OVERWRITTEN_BY_HAND)
         return FixPlan(tuple(_fix(facts, conflict)))
 
 
@@ -45,6 +46,20 @@ MOVE_STEP_TITLE = "Run the backward calls before the optimizer steps (gradients 
 # The program's own in-place write changed what the graph saved: which out-of-place form keeps its
 # meaning (a mask, a clone, a copy under no_grad) is the program's to say.
 OVERWRITTEN_BY_HAND = "Write `{written}` out of place (`x = x * mask` instead of `x[mask] = 0`), or into a clone"
+
+
+INTO_A_CLONE = "Write `{written}` out of place: into a clone, so the tensor the graph saved keeps its values"
+
+
+def _write_into_a_clone(facts: FileFacts, conflict: Conflict) -> list[Edit]:
+    """`hx = hx.clone()` just before the program's own in-place write (`hx[done] = 0.0`): the name now
+    holds a copy with the same values and the same graph behind it, the write changes the copy, and
+    the tensor the graph saved is left as it was (an out-of-place write, whatever its form)."""
+    written, statement = conflict.written, conflict.freed_by.statement
+    if written is None or statement is None or not isinstance(statement, cst.SimpleStatementLine) \
+            or len(statement.body) != 1 or codemods.holder_expression(written.text) is None:
+        return []
+    return [codemods.insert_before(facts, statement, [f"{written.text} = {written.text}.clone()"])]
 
 
 def _method_called(statement: cst.CSTNode, methods: frozenset[str]) -> bool:

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import textwrap
 
+from fixture_support import run_source_many
+
 from gradguard.analysis import analyze
+from gradguard.fixes import choose_fixes, fix_text_round
 
 
 def _found(code: str) -> list[tuple[int, str]]:
@@ -55,9 +58,19 @@ def test_a_returned_state_masked_out_of_place_is_clean() -> None:
     assert _found(_AGENT.format(reset="hx = hx * (~done).float().unsqueeze(-1)")) == []
 
 
-def test_the_fix_for_the_programs_own_write_is_its_out_of_place_form() -> None:
+def test_the_fix_for_the_programs_own_write_writes_into_a_clone_and_trains_like_the_out_of_place_form() -> None:
     source = "import torch\nimport torch.nn as nn\n" + textwrap.dedent(_AGENT.format(reset="hx[done] = 0.0"))
     (finding,) = analyze(source)
     assert "the in-place write at line 23 has since changed `hx`" in finding.message
-    assert "fix by hand: Write `hx` out of place" in finding.message
-    assert not finding.fix
+    assert finding.fix is not None
+    fixed, _ = fix_text_round(source, choose_fixes((finding,), unsafe=True))
+    assert fixed.index("hx = hx.clone()") < fixed.index("hx[done] = 0.0")
+    assert analyze(fixed) == ()
+    hand = source.replace("hx[done] = 0.0", "hx = hx * (~done).float().unsqueeze(-1)")
+    tail = "\ntorch.manual_seed(0)\nprint(sum(p.sum().item() for p in agent.parameters()))\n"
+    runs = run_source_many({"fixed.py": fixed.replace("\nagent = Agent()", "\ntorch.manual_seed(0)\nagent = Agent()")
+                            + tail,
+                            "hand.py": hand.replace("\nagent = Agent()", "\ntorch.manual_seed(0)\nagent = Agent()")
+                            + tail})
+    assert runs["fixed.py"].error_type is None, runs["fixed.py"].stderr
+    assert runs["fixed.py"].stdout == runs["hand.py"].stdout
