@@ -97,6 +97,11 @@ class Met:
 
 
 
+# A key of the evaluation counts a path's retained graph is recorded with (`State.retained`), no site's:
+# an optimizer stepped on that path since the backward kept it.
+STEPPED_SINCE = -1
+
+
 class AutogradEvents:
     """What backward-like calls do to the state (a mixin of `Evaluator`)."""
 
@@ -213,7 +218,9 @@ class AutogradEvents:
                 self.retains_needed.add(retained_call)
                 if retained_call is not info:
                     retained_by.append(retained_call)
-                elif info in self.stepped_after_retain:
+                elif info in self.stepped_after_retain and STEPPED_SINCE in state.retained.get(info, ((), {}))[1]:
+                    # Reached again after an optimizer step on this path (not merely again, as each
+                    # row of a Jacobian goes through one forward with `create_graph=True`).
                     again = kept
         if again and frame is not None and frame.loops:
             self._masked(info, value, again, state, frame)
@@ -512,6 +519,10 @@ class AutogradEvents:
             self.stepping_groups[owner] = self.stepping_groups.get(owner, frozenset()) | names
         for retained in self.retains:
             self.stepped_after_retain[retained] = self.stepped_after_retain.get(retained, frozenset()) | names
+        for retained, (nodes, stamps) in list(state.retained.items()):
+            if STEPPED_SINCE not in stamps:
+                # This path stepped since that backward kept its graph.
+                state.retained[retained] = (nodes, {**stamps, STEPPED_SINCE: 0})
         if self.last_backward_call is not None:
             # "?": an optimizer whose modules are not known stepped after that backward.
             known = isinstance(optimizer.ref, str) and not owner.startswith("?")
