@@ -177,6 +177,9 @@ CAUSES: dict[Cause, CauseInfo] = {info.cause: info for info in (
          Option(FixKind.RECOMPUTE_IN_LOOP, lambda e: e.stepped_between,
                 "an optimizer stepped between the two backward calls: run the forward again (or detach the "
                 "shared input) before the second loss"),
+         Option(FixKind.RECOMPUTE_IN_LOOP, lambda e: e.same_call and e.outside_loop,
+                "the same backward runs again (an optimizer's closure, a loop) on a new loss from a forward "
+                "computed once outside it: compute that forward inside, before each loss"),
          Option(FixKind.RETAIN_GRAPH, lambda e: e.guarded_apart,
                 "the two backward calls run under different conditions, so either can run without the "
                 "other and no single backward on their sum says that: pass retain_graph=True to the earlier one"),

@@ -591,3 +591,40 @@ def decisions_for(source: str) -> list[Decision]:
         return []
     found = [d for rule in all_rules() for d in rule.decisions(facts)]
     return sorted(found, key=lambda d: (d.span.start, d.code))
+
+
+def recompute_before(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
+    """The failing root computed again before the failing backward: inside an optimizer closure that
+    backward-s what was computed once outside it (moved there when nothing else uses it), or with a
+    new forward just before the backward."""
+    failing = conflict.failing.statement
+    if failing is None:
+        return [], None
+    definitions = sorted(simple_definitions(conflict), key=lambda d: facts.span(d).start)
+    function = conflict_closure(facts, conflict)
+    if function is not None:
+        # An optimizer closure (LBFGS) re-evaluated with a loss computed outside it: the
+        # computation moves into the closure (or is repeated there, if it is used elsewhere too).
+        chain = codemods.definition_chain(facts, definitions[0])
+        lines = [line for d in chain for line in codemods.statement_text(facts, d, comments=True)]
+        edits = [codemods.insert_before(facts, failing, lines)]
+        if not used_elsewhere(facts, chain, function):
+            edits = [codemods.remove_statement(facts, d, comments=True) for d in chain] + edits
+        return edits, "Compute `{root}` inside the closure, before its backward"
+    if len(definitions) == 1:
+        chain = codemods.definition_chain(facts, definitions[0])
+        lines = [line for d in chain for line in codemods.statement_text(facts, d)]
+        return [codemods.insert_before(facts, failing, lines)], \
+            "Recompute `{root}` with a new forward pass before this backward"
+    return [], "Recompute `{root}` with a new forward pass before this backward"
+
+
+def used_elsewhere(facts: FileFacts, chain: list[cst.CSTNode], closure: cst.FunctionDef) -> bool:
+    """Whether what the chain assigns is used in its block after it, other than by the closure."""
+    block = facts.parent(chain[-1])
+    body = list(getattr(block, "body", ()))
+    if chain[-1] not in body:
+        return True
+    names = set().union(*(codemods.assigned_names(d) for d in chain))
+    later = [s for s in body[body.index(chain[-1]) + 1:] if s is not closure]
+    return any(codemods.reads_name(s, name) for s in later for name in names)

@@ -13,8 +13,7 @@ from gradguard.rules import (
     ConflictRule,
     FixPlan,
     carrier_name,
-    conflict_closure,
-    simple_definitions,
+    recompute_before,
 )
 
 
@@ -37,7 +36,7 @@ class RepeatedBackward(ConflictRule):
             # statement is no backward, so neither removing it nor recomputing before it is the fix.
             return FixPlan()
         if option.kind is model.FixKind.RECOMPUTE_IN_LOOP:
-            edits, title = _recompute(facts, conflict)
+            edits, title = recompute_before(facts, conflict)
             return FixPlan(tuple(edits), title)
         failing = conflict.failing.statement
         if failing is not None and conflict.failing.node is not conflict.freed_by.node \
@@ -55,40 +54,6 @@ def _retain_earlier(facts: FileFacts, conflict: Conflict) -> list[Edit]:
         return []
     # In whichever module the earlier backward is (a gradient-norm helper of `metrics.py`).
     return [codemods.set_keyword(facts, call, RETAIN_GRAPH, "True")]
-
-
-def _recompute(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
-    failing = conflict.failing.statement
-    if failing is None:
-        return [], None
-    definitions = sorted(simple_definitions(conflict), key=lambda d: facts.span(d).start)
-    function = conflict_closure(facts, conflict)
-    if function is not None:
-        # An optimizer closure (LBFGS) re-evaluated with a loss computed outside it: the
-        # computation moves into the closure (or is repeated there, if it is used elsewhere too).
-        chain = codemods.definition_chain(facts, definitions[0])
-        lines = [line for d in chain for line in codemods.statement_text(facts, d, comments=True)]
-        edits = [codemods.insert_before(facts, failing, lines)]
-        if not _used_elsewhere(facts, chain, function):
-            edits = [codemods.remove_statement(facts, d, comments=True) for d in chain] + edits
-        return edits, "Compute `{root}` inside the closure, before its backward"
-    if len(definitions) == 1:
-        chain = codemods.definition_chain(facts, definitions[0])
-        lines = [line for d in chain for line in codemods.statement_text(facts, d)]
-        return [codemods.insert_before(facts, failing, lines)], \
-            "Recompute `{root}` with a new forward pass before this backward"
-    return [], "Recompute `{root}` with a new forward pass before this backward"
-
-
-def _used_elsewhere(facts: FileFacts, chain: list[cst.CSTNode], closure: cst.FunctionDef) -> bool:
-    """Whether what the chain assigns is used in its block after it, other than by the closure."""
-    block = facts.parent(chain[-1])
-    body = list(getattr(block, "body", ()))
-    if chain[-1] not in body:
-        return True
-    names = set().union(*(codemods.assigned_names(d) for d in chain))
-    later = [s for s in body[body.index(chain[-1]) + 1:] if s is not closure]
-    return any(codemods.reads_name(s, name) for s in later for name in names)
 
 
 def _is_expression_statement(statement: cst.CSTNode) -> bool:

@@ -12,7 +12,7 @@ from gradguard.analysis.api.torch_tensor import RETAIN_GRAPH
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.analysis.values import Read
 from gradguard.model import Applicability, Edit
-from gradguard.rules import ConflictRule, FixPlan, read_shape
+from gradguard.rules import ConflictRule, FixPlan, read_shape, used_elsewhere
 
 
 class SeparateBackwardSharedGraph(ConflictRule):
@@ -28,11 +28,39 @@ class SeparateBackwardSharedGraph(ConflictRule):
             return FixPlan(tuple(edits), option.summary[:1].upper() + option.summary[1:], Applicability.UNSAFE)
         if option.kind is model.FixKind.DETACH:
             return _detach_later_reads(facts, conflict)
+        if option.kind is model.FixKind.RECOMPUTE_IN_LOOP and not conflict.stepped:
+            edits, title = _into_the_closure(facts, conflict)
+            return FixPlan(tuple(edits), title)
         if option.kind is not model.FixKind.SUM_LOSSES:
             return FixPlan(title="Run the forward again (or detach the shared input) before the second loss: "
                            "an optimizer stepped in between")
         edits, applicability = _fix(facts, conflict)
         return FixPlan(tuple(edits), applicability=applicability)
+
+
+def _into_the_closure(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], str | None]:
+    """The shared forward, computed once beside an optimizer closure (LBFGS) that builds a new loss
+    from it at each call, moved into the closure before the loss that reads it (kept where it was
+    too when the code after the closure uses it)."""
+    carrier, failing = conflict.carrier, conflict.failing.statement
+    if carrier is None or failing is None or carrier.holder.kind != "variable":
+        return [], None
+    definitions = [d for d in carrier.assignments if isinstance(d, cst.SimpleStatementLine) and len(d.body) == 1
+                   and isinstance(d.body[0], cst.Assign)]
+    closure = codemods.enclosing_function(facts, failing)
+    if len(definitions) != 1 or closure is None or codemods.inside(facts, definitions[0], closure) \
+            or facts.parent(closure) is not facts.parent(definitions[0]):
+        return [], None
+    name = carrier.holder.text
+    entry = next((s for s in getattr(closure.body, "body", ()) if codemods.reads_name(s, name)), None)
+    if entry is None:
+        return [], None
+    chain = codemods.definition_chain(facts, definitions[0])
+    lines = [line for d in chain for line in codemods.statement_text(facts, d, comments=True)]
+    edits = [codemods.insert_before(facts, entry, lines)]
+    if not used_elsewhere(facts, chain, closure):
+        edits = [codemods.remove_statement(facts, d, comments=True) for d in chain] + edits
+    return edits, "Compute `{carrier}` inside the closure, before the loss that reads it"
 
 
 def _detach_later_reads(facts: FileFacts, conflict: Conflict) -> FixPlan:

@@ -426,3 +426,44 @@ def test_a_store_sampled_through_its_own_random_generator_is_kept_and_fed_withou
     found = analyze(REPLAY)
     assert [d.code for d in found] == ["GG003"]
     assert "samples from it" in found[0].message and "Empty" not in found[0].message
+
+
+LBFGS_FIT = textwrap.dedent('''\
+    """Fit a damped oscillator's parameters with LBFGS; the trajectory is simulated by a small network."""
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(2)
+    t = torch.linspace(0, 4, 50).unsqueeze(-1)
+    observed = torch.exp(-0.3 * t) * torch.cos(2.0 * t)
+    net = nn.Sequential(nn.Linear(1, 16), nn.Tanh(), nn.Linear(16, 1))
+    opt = torch.optim.LBFGS(net.parameters(), lr=0.5, max_iter=5)
+    for outer in range(3):
+        trajectory = net(t)
+        smooth = 1e-3
+
+        def closure():
+            opt.zero_grad()
+            loss = (trajectory - observed).pow(2).mean() + smooth * sum(p.pow(2).sum() for p in net.parameters())
+            loss.backward()
+            return loss
+
+        loss = opt.step(closure)
+    print(f"{loss.item():.6f}")
+    ''')
+
+
+def test_a_forward_computed_beside_an_lbfgs_closure_moves_into_it() -> None:
+    # Each call of the closure builds a new loss (GG002, not a repeated root) from the one forward
+    # computed outside: the fix computes the forward inside, before the loss that reads it.
+    found = analyze(LBFGS_FIT)
+    assert [d.code for d in found] == ["GG002"]
+    fixed, _ = fix_text_round(LBFGS_FIT, choose_fixes(found, unsafe=True))
+    assert fixed.index("opt.zero_grad()") < fixed.index("trajectory = net(t)") < fixed.index("loss = (trajectory")
+    assert "loss.backward(retain_graph=True)" not in fixed and "+ loss" not in fixed
+    hand = LBFGS_FIT.replace("    trajectory = net(t)\n", "").replace(
+        "        opt.zero_grad()\n", "        opt.zero_grad()\n        trajectory = net(t)\n")
+    assert hand != LBFGS_FIT
+    runs = run_source_many({"fixed.py": fixed, "hand.py": hand})
+    assert runs["fixed.py"].error_type is None, runs["fixed.py"].stderr
+    assert runs["fixed.py"].stdout == runs["hand.py"].stdout
