@@ -707,7 +707,8 @@ def parameters_as_kept(method: cst.FunctionDef, receiver: str, definition: cst.C
     for statement in body[:body.index(definition)]:
         for name in target_names(statement):
             kept.pop(name, None)  # a parameter bound anew is no longer what was passed
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        single = isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+        small = statement.body[0] if single else None
         if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Name) \
                 and small.value.value in parameters and isinstance(target := small.targets[0].target, cst.Attribute) \
                 and isinstance(target.value, cst.Name) and target.value.value == receiver:
