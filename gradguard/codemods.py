@@ -35,6 +35,17 @@ def last_reading_after(facts: FileFacts, statement: cst.CSTNode, name: str) -> c
     return last
 
 
+class NotALine(KeyError):
+    """An edit of whole lines asked for a statement that shares its line with the `if`, `for` or `with`
+    it belongs to (`if done: break`): no line holds it alone. Caught where fixes are built, as a node
+    of no known file is: the finding is then reported without that fix."""
+
+
+def _whole_line(statement: cst.CSTNode) -> None:
+    if isinstance(statement, cst.BaseSmallStatement):
+        raise NotALine(statement)
+
+
 def line_start(facts: FileFacts, statement: cst.CSTNode) -> Location:
     """The start of the line a statement begins on."""
     facts = facts.home(statement)
@@ -43,6 +54,7 @@ def line_start(facts: FileFacts, statement: cst.CSTNode) -> Location:
 
 def insert_before(facts: FileFacts, statement: cst.CSTNode, lines: list[str]) -> Edit:
     """New statements on their own lines just before `statement`, at its indentation."""
+    _whole_line(statement)
     facts = facts.home(statement)
     indent = facts.indent_of(statement)
     newline = facts.newline()
@@ -53,6 +65,7 @@ def insert_before(facts: FileFacts, statement: cst.CSTNode, lines: list[str]) ->
 
 def insert_after(facts: FileFacts, statement: cst.CSTNode, lines: list[str]) -> Edit:
     """New statements on their own lines just after `statement`, at its indentation."""
+    _whole_line(statement)
     facts = facts.home(statement)
     indent = facts.indent_of(statement)
     newline = facts.newline()
@@ -79,6 +92,7 @@ def under_context(facts: FileFacts, statement: cst.CSTNode, qualified: str) -> E
     """The statement's lines indented one level under `with <qualified>():`, in whichever module holds
     it, named as that module's imports name it; None when none reaches it, or the statement spans a
     multi-line string (indenting would change the string)."""
+    _whole_line(statement)
     facts = facts.home(statement)
     context = spelled(facts, qualified)
     span = facts.span(statement)
@@ -101,6 +115,7 @@ def first_statement(body: cst.BaseSuite) -> cst.CSTNode | None:
 def remove_statement(facts: FileFacts, statement: cst.CSTNode, comments: bool = False) -> Edit:
     """Delete a statement's lines (and the comment lines just above it, when `comments`);
     a block left empty gets `pass`."""
+    _whole_line(statement)
     facts = facts.home(statement)
     span = facts.span(statement)
     above = sum(1 for line in getattr(statement, "leading_lines", ()) if line.comment is not None) \
@@ -713,10 +728,39 @@ def parameters_as_kept(method: cst.FunctionDef, receiver: str, definition: cst.C
                 and small.value.value in parameters and isinstance(target := small.targets[0].target, cst.Attribute) \
                 and isinstance(target.value, cst.Name) and target.value.value == receiver:
             kept.setdefault(small.value.value, f"{receiver}.{target.attr.value}")
+    rebound = [text for statement in body for text in target_texts(statement)]
     for name in read_names(definition) & parameters:
-        if name in kept:
+        # Only an attribute the method sets once (not `self.net = nn.DataParallel(self.net)` later).
+        if name in kept and rebound.count(kept[name]) == 1:
             definition = renamed(definition, name, kept[name])
     return definition
+
+
+def bound_only_to_new_values(facts: FileFacts, scope: cst.FunctionDef | None, name: str) -> bool:
+    """Whether every assignment to `name` in a function (or the module) binds it to what a call or
+    an operation computes (`logits, value, hx = agent(obs, hx)`, `h = torch.zeros(n)`), never to a
+    value some other name, attribute or container entry holds too (`hx = memory["hx"]`, `h = self.h`)."""
+    found = False
+    aliasing = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal found, aliasing
+            for target in node.targets:
+                if name in _plain_names(target.target):
+                    found = True
+                    if isinstance(node.value, (cst.Name, cst.Attribute, cst.Subscript)):
+                        aliasing = True
+                    elif isinstance(node.value, (cst.Tuple, cst.List)) and isinstance(target.target, (cst.Tuple, cst.List)):
+                        aliasing = True  # `h, c = state`-like unpacking of held values
+
+        def visit_For(self, node: cst.For) -> None:
+            nonlocal aliasing
+            if name in _plain_names(node.target):
+                aliasing = True  # an item of a container
+
+    (scope if scope is not None else facts.module).visit(Finder())
+    return found and not aliasing
 
 
 def renamed(statement: cst.CSTNode, old: str, new: str) -> cst.CSTNode:
@@ -729,6 +773,9 @@ def renamed(statement: cst.CSTNode, old: str, new: str) -> cst.CSTNode:
 
         def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
             return updated.with_changes(attr=original.attr)  # `x.self` keeps its attribute name
+
+        def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+            return updated.with_changes(keyword=original.keyword)  # `f(net=net)` keeps its keyword
 
     return statement.visit(Renamer())
 

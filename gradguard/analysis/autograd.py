@@ -13,7 +13,7 @@ from gradguard.analysis.api.torch_tensor import BACKWARD_CREATE, BACKWARD_RETAIN
 from gradguard.analysis.conditions import condition_leaves, key_of
 from gradguard.analysis.names import chains_overlap
 from gradguard.analysis.scopes import assigned_in
-from gradguard.analysis.state import OPAQUE, ClassInfo, Frame, State, heap_owner
+from gradguard.analysis.state import OPAQUE, STEPPED_SINCE, ClassInfo, Frame, State, heap_owner
 from gradguard.analysis.values import (
     FRESH,
     GENERATIONS,
@@ -95,11 +95,6 @@ class Met:
     # object detaches it through the name the loop's own code has for that object.
     objects: tuple[tuple[str, str], ...] = ()
 
-
-
-# A key of the evaluation counts a path's retained graph is recorded with (`State.retained`), no site's:
-# an optimizer stepped on that path since the backward kept it.
-STEPPED_SINCE = -1
 
 
 class AutogradEvents:
@@ -286,9 +281,14 @@ class AutogradEvents:
     def _refuted_by_the_module_run(self, info: CallInfo) -> bool:
         """Whether an entry point analysed with arguments nobody passed (`train(nets, optims, loader)`
         alone) meets a conflict at a backward that the module's own run, complete, reached with a graph
-        from the arguments the program does pass, and found nothing wrong with."""
+        through a call of that very function, with the arguments the program does pass, and found
+        nothing wrong with."""
         module = getattr(self, "module", None)
         if module is None or self.entry_owner is module or not getattr(self, "module_complete", False):
+            return False
+        if id(self.entry_owner) not in self.module_called:
+            # The module's run never called this function (`main_stateful()` left to a console
+            # script): what it reached of a shared helper says nothing of this caller's arguments.
             return False
         if id(module) not in self.reached_by.get(id(info.node), ()):
             return False

@@ -232,8 +232,11 @@ def _incomplete(program: Program, facts: FileFacts) -> list[Note]:
 
 def _self_update(statement: cst.CSTNode, holder_text: str) -> tuple[bool, bool]:
     """Whether a statement computes a holder from its own old value, and whether by adding."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        for small in statement.body:
+    # A statement of a one-line suite (`if step % 2: h = net(h)`) is a small statement itself.
+    smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else \
+        (statement,) if isinstance(statement, cst.BaseSmallStatement) else None
+    if smalls is not None:
+        for small in smalls:
             if isinstance(small, cst.Expr) and _written_in_place(small.value) == holder_text:
                 # `self.bank.index_copy_(0, idx, feats)`, `buf.mul_(m).add_(x)`: an in-place op keeps
                 # the tensor's old history behind what it writes.

@@ -174,6 +174,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # entry's owner), and whether the module's own run went to its end with nothing cut short.
         self.reached_by: dict[int, set[int]] = {}
         self.module_complete = False
+        # The functions (by their node's id) the module's own run called.
+        self.module_called: set[int] = set()
         # The expressions passed as the container a call picks items from at random (`random.sample(
         # self.memory, n)`, `self.rng.sample(...)` of a `random.Random`): a store sampled on purpose.
         self.picked: set[cst.CSTNode] = set()

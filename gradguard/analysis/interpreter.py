@@ -1184,6 +1184,8 @@ class Interpreter(Evaluator):
         if frame.depth >= self.max_depth or any(info is f for f in self.active):
             state.unfilled = frozenset()  # code not followed may backward
             return UNKNOWN
+        if self.entry_owner is getattr(self, "module", None):
+            self.module_called.add(id(info.node))
         site = (id(info.node), id(call), frame.depth, frame.module, tuple(map(id, frame.loops)),
                 tuple(map(id, self.active)), self.arm_loops, len(self.cached_blocks))
         summary = self.summaries.find(site, args, kwargs, self_value, state, info.nested)

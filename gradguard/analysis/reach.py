@@ -81,8 +81,11 @@ def roots_for(file: str, roots: list[str], dotted: str) -> list[str]:
     ancestor = os.path.dirname(file)
     while os.path.basename(ancestor) and os.path.basename(ancestor) != top:
         ancestor = os.path.dirname(ancestor)
-    if top and os.path.basename(ancestor) == top and os.path.dirname(ancestor) not in roots:
-        return [*roots, os.path.dirname(ancestor)]
+    above = os.path.dirname(ancestor)
+    if top and os.path.basename(ancestor) == top and above not in roots \
+            and not os.path.isfile(os.path.join(above, "__init__.py")):
+        # (Inside another package, `datasets/` is `data.datasets`, not the `datasets` library.)
+        return [*roots, above]
     return roots
 
 

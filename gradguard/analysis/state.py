@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 Defs = frozenset[cst.CSTNode]
 HeapKey = tuple[str, str]
+# A key of the evaluation counts a path's retained graph is recorded with (`State.retained`), no site's:
+# an optimizer stepped on that path since the backward kept it.
+STEPPED_SINCE = -1
 # The heap key owner of attributes of objects whose class the analysis does not see.
 OPAQUE = "<opaque>"
 
@@ -181,7 +184,10 @@ class State:
                 self.freed[node] = replace(mine_f, stepped=mine_f.stepped | why.stepped, weak=mine_f.weak and why.weak,
                                            grads_read=mine_f.grads_read or why.grads_read)
         for call, kept in other.retained.items():
-            self.retained.setdefault(call, kept)
+            mine_r = self.retained.setdefault(call, kept)
+            if mine_r is not kept and STEPPED_SINCE in kept[1] and STEPPED_SINCE not in mine_r[1]:
+                # An optimizer stepped since the graph was kept on one of the paths: on the joined one too.
+                self.retained[call] = (mine_r[0], {**mine_r[1], STEPPED_SINCE: 0})
         self.no_grad = self.no_grad and other.no_grad
         # Frozen where paths meet only if frozen on every one (as no_grad): a module its loop
         # unfreezes again at the top is trainable there.

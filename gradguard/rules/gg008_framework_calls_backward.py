@@ -29,7 +29,10 @@ class FrameworkCallsBackward(Rule):
             manual = _manual(conflict)
             if manual is None:
                 continue
-            edits = [codemods.remove_statement(facts, manual.statement)] if manual.statement is not None else []
+            try:
+                edits = [codemods.remove_statement(facts, manual.statement)] if manual.statement is not None else []
+            except KeyError:  # on the line of its `if` (`if manual: loss.backward()`), or in no known file
+                edits = []
             framework_call = conflict.failing if conflict.failing.kind is CallKind.FRAMEWORK else conflict.freed_by
             framework = framework_call.root_text
             related = [Related(facts.span(framework_call.node.name), f"{framework} calls backward on what this returns")] \

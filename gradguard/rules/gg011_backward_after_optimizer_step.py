@@ -56,9 +56,17 @@ def _write_into_a_clone(facts: FileFacts, conflict: Conflict) -> list[Edit]:
     holds a copy with the same values and the same graph behind it, the write changes the copy, and
     the tensor the graph saved is left as it was (an out-of-place write, whatever its form)."""
     written, statement = conflict.written, conflict.freed_by.statement
-    if written is None or statement is None or not isinstance(statement, cst.SimpleStatementLine) \
-            or len(statement.body) != 1 or codemods.holder_expression(written.text) is None:
+    if written is None or statement is None or written.kind != "variable" or not written.text.isidentifier() \
+            or not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return []
+    home = facts.home(statement)
+    scope = codemods.enclosing_function(home, statement)
+    if scope is not None and written.text in codemods.parameter_names(scope):
+        # A helper resetting its caller's tensor (`def reset(hx, done): hx[done] = 0`): the write is
+        # the point; a clone would leave the caller's tensor as it was.
+        return []
+    if not codemods.bound_only_to_new_values(home, scope, written.text):
+        return []  # it may be another name's tensor too (`hx = memory["hx"]`), which the write must change
     return [codemods.insert_before(facts, statement, [f"{written.text} = {written.text}.clone()"])]
 
 

@@ -1,0 +1,80 @@
+"""Programs a review of the fourteenth session's changes built against them (`review_s14/`), each the
+reduction of a wrong result or a wrong fix those changes first gave: what an entry point analysed
+alone keeps when the module's run reached the same backward, an optimizer step on one arm of an `if`,
+the program's own in-place write that a clone must not hide, statements of one-line suites."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fixture_support import run_source_many
+
+from gradguard.analysis import analyze
+from gradguard.fixes import choose_fixes, fix_text_round
+
+HERE = Path(__file__).parent / "review_s14"
+
+
+def _source(name: str) -> str:
+    return (HERE / name).read_text(encoding="utf-8")
+
+
+def _codes(name: str) -> list[str]:
+    return [d.code for d in analyze(_source(name))]
+
+
+def test_a_function_the_module_never_calls_keeps_its_finding_in_a_helper_the_module_reaches() -> None:
+    # `main_stateful()` (a console script's entry) trains with the state carried; the module's own
+    # run trains stateless through the same `train`: that run says nothing of the other caller.
+    assert _codes("stateful_entry_never_called.py") == ["GG003"]
+
+
+def test_a_shared_helper_reached_cleanly_by_one_caller_keeps_the_other_caller_s_finding() -> None:
+    # `optimize(loss, opt)` is reached by the module through `pretrain` (correct); `finetune`, alone,
+    # backward-s features computed once before its loop.
+    assert _codes("shared_helper_other_caller.py") == ["GG006"]
+
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_a_step_on_one_arm_of_an_if_still_masks_a_retained_graph_wherever_the_paths_meet(flip: bool) -> None:
+    source = _source("step_on_one_arm_before_join.py")
+    if flip:
+        lines = source.splitlines(keepends=True)
+        start = next(i for i, line in enumerate(lines) if "if loss.item() > 1e3:" in line)
+        body = lines[start + 1:start + 4]
+        assert body[1].strip() == "else:"
+        swapped = [lines[start].replace("> 1e3", "<= 1e3"), lines[start + 3], body[1], body[0]]
+        source = "".join(lines[:start] + swapped + lines[start + 4:])
+    assert [d.code for d in analyze(source)] == ["GG006"]
+
+
+@pytest.mark.parametrize("name", ["write_through_alias.py", "write_in_resetting_helper.py"])
+def test_no_clone_is_offered_where_the_in_place_write_is_meant_to_change_another_name_s_tensor(name: str) -> None:
+    found = analyze(_source(name))
+    assert [d.code for d in found] == ["GG011"]
+    fixed, _ = fix_text_round(_source(name), choose_fixes(found, unsafe=True))
+    assert ".clone()" not in fixed
+
+
+def test_a_backward_on_the_line_of_its_if_gets_no_edit_that_would_run_every_iteration() -> None:
+    found = analyze(_source("one_line_periodic_backward.py"))
+    assert [d.code for d in found] == ["GG003"]
+    fixed, _ = fix_text_round(_source("one_line_periodic_backward.py"), choose_fixes(found, unsafe=True))
+    assert "losses.clear()" not in fixed.split("if (step + 1) % 4 == 0: torch.stack")[1].splitlines()[1]
+
+
+def test_state_updated_from_itself_in_one_line_arms_is_carried_state_and_detached() -> None:
+    found = analyze(_source("one_line_arms_carry_state.py"))
+    assert [d.code for d in found] == ["GG003"]
+    fixed, _ = fix_text_round(_source("one_line_arms_carry_state.py"), choose_fixes(found, unsafe=False))
+    assert fixed.index("h = h.detach()") < fixed.index("if step % 2 == 0: h = net(h)")
+    runs = run_source_many({"fixed.py": fixed})
+    assert runs["fixed.py"].error_type is None, runs["fixed.py"].stderr
+
+
+def test_a_constructor_s_parameter_is_not_read_through_an_attribute_the_constructor_rebinds() -> None:
+    source = _source("attribute_rebound_later.py")
+    found = analyze(source)
+    fixed, _ = fix_text_round(source, choose_fixes(found, unsafe=True))
+    assert "self.net.prototypes()" not in fixed
