@@ -19,6 +19,7 @@ from gradguard.analysis.api import (
     parametrize,
 )
 from gradguard.analysis.api.torch_functions import ROOT_KEYWORDS
+from gradguard.analysis.api.torch_tensor import GRADIENT
 from gradguard.analysis.names import canonical, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo
 from gradguard.analysis.state import (
@@ -1082,9 +1083,13 @@ class CallEvaluation:
             self.modified_in_place(holder, call, state, frame)
         if receiver.parameters_of is not None:
             key = self.parameters_key(receiver.parameters_of)
+            owner = (receiver.label or "").removeprefix("params:") or receiver.parameters_of.label or "module"
             if key is not None:
-                owner = (receiver.label or "").removeprefix("params:") or receiver.parameters_of.label or "module"
                 self.modified_in_place(Holder("attribute", key, f"{owner}.parameters()"), call, state, frame)
+            if owner != "module" and _reads_gradients(call):
+                # `p.sub_(lr * p.grad)`: a step by hand. The module is trained, as by an optimizer (not
+                # a target network blended from another's weights).
+                self.optimizer_owners.add(owner)
 
     def copy_of(self, original: Value, call: cst.Call, state: State, frame: Frame) -> Value:
         """`copy.deepcopy(x)`: a module or object of its own, made where the copy is assigned (what
@@ -1249,3 +1254,16 @@ def _probed_form(call: cst.Call, name: str) -> bool:
         return True
     positional = [arg for arg in call.args if arg.keyword is None]
     return not any(arg.star for arg in positional) and len(positional) <= arity
+
+
+def _reads_gradients(node: cst.CSTNode) -> bool:
+    """Whether an expression reads some tensor's gradient (`p.grad`)."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            nonlocal found
+            found = found or attribute.attr.value == GRADIENT
+
+    node.visit(Finder())
+    return found

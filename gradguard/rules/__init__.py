@@ -24,7 +24,7 @@ from gradguard.analysis.api import Receiver, Returns
 from gradguard.analysis.api.torch_functions import NO_GRAD_CONTEXT
 from gradguard.analysis.facts import CallKind, Cause, Conflict, FileFacts
 from gradguard.analysis.names import dotted
-from gradguard.analysis.values import Read
+from gradguard.analysis.values import Read, of_parameters
 from gradguard.model import Applicability, Diagnostic, Edit, Fix, Related, Span
 
 
@@ -241,7 +241,9 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         reference_only=conflict.carrier is not None and conflict.carrier.reference is True,
         written_in_place=written_in_place(conflict),
         shared_parameters=conflict.shared_step,
-        overwritten=conflict.written is not None,
+        # A module's parameters changed in place are a step by hand (`p.sub_(lr * p.grad)`), no write
+        # of a tensor the program could make out of place.
+        overwritten=conflict.written is not None and not of_parameters(conflict.written),
         guarded_apart=not same_call and facts.is_local(freed.statement) and facts.is_local(failing.statement)
         and codemods.enclosing_function(facts, freed.statement) is codemods.enclosing_function(facts, failing.statement)
         and model.guarded_apart(branches_around(facts, freed.statement), branches_around(facts, failing.statement)),

@@ -114,10 +114,16 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
     carrier = conflict.carrier
     if step is None or carrier is None or carrier.holder.kind != "variable" or len(carrier.assignments) > 1:
         return []
+    if not facts.is_local(step):
+        return []  # the step is in another module's code
+    if carrier.assignments and facts.is_local(carrier.assignments[0]):
+        # The step may sit deeper than the loss's definition (`for p in D.parameters(): p.sub_(...)`
+        # under `with torch.no_grad():`, a step by hand): the statement of that block holding it.
+        step = _in_block_of(facts, step, carrier.assignments[0]) or step
     block = facts.parent(step)
     body = list(getattr(block, "body", ()))
     if step not in body:
-        return []  # the step is in another module's code
+        return []
     if carrier.assignments:
         definition = carrier.assignments[0]
     else:
@@ -160,6 +166,16 @@ def _fix(facts: FileFacts, conflict: Conflict) -> list[Edit]:
             and not _reads_retained(body, retained.statement, outside):
         edits.append(codemods.drop_keyword(facts, retained.node, RETAIN_GRAPH))
     return edits
+
+
+def _in_block_of(facts: FileFacts, node: cst.CSTNode, statement: cst.CSTNode) -> cst.CSTNode | None:
+    """The statement of `statement`'s block that holds `node` (itself, or a compound statement around
+    it); None when that block holds no statement around it."""
+    block = facts.parent(statement)
+    current: cst.CSTNode | None = node
+    while current is not None and facts.parent(current) is not block:
+        current = facts.parent(current)
+    return current
 
 
 def _stale_chain(before: list[cst.CSTNode], failing: cst.CSTNode | None, body: list[cst.CSTNode],

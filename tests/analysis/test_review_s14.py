@@ -78,3 +78,29 @@ def test_a_constructor_s_parameter_is_not_read_through_an_attribute_the_construc
     found = analyze(source)
     fixed, _ = fix_text_round(source, choose_fixes(found, unsafe=True))
     assert "self.net.prototypes()" not in fixed
+
+
+def test_recomputing_a_loss_keeps_the_model_and_the_data_it_was_computed_from() -> None:
+    # `net = nn.Linear(...)` and `x = torch.randn(...)` are what the loss runs on: made again in the
+    # loop, the model would start over every step (and leave its optimizer) and the data would change.
+    source = _source("loss_built_once_before_loop.py")
+    found = analyze(source)
+    assert [d.code for d in found] == ["GG001"]
+    fixed, _ = fix_text_round(source, choose_fixes(found, unsafe=True))
+    loop = fixed[fixed.index("for step in range(20):"):]
+    assert "loss = net(x).pow(2).mean()" in loop
+    assert "nn.Linear" not in loop and "torch.randn" not in loop
+
+
+def test_a_critic_stepped_by_hand_is_trained_and_its_score_is_computed_again_after_the_step() -> None:
+    # `p.sub_(lr * p.grad)` under no_grad is the critic's optimizer: computing `d_out` without a graph
+    # (as for a target network blended in place) would stop both networks' training.
+    source = _source("critic_stepped_by_hand.py")
+    found = analyze(source)
+    assert [d.code for d in found] == ["GG011"]
+    fixed, _ = fix_text_round(source, choose_fixes(found, unsafe=True))
+    assert "no_grad():\n        d_out" not in fixed
+    after = fixed[fixed.index("p.clamp_(-0.01, 0.01)"):]
+    assert "d_out = D(fake)" in after.split("g_loss = -d_out.mean()")[0]
+    runs = run_source_many({"fixed.py": fixed})
+    assert runs["fixed.py"].error_type is None, runs["fixed.py"].stderr
