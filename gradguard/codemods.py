@@ -780,8 +780,9 @@ def bound_only_to_new_values(facts: FileFacts, scope: cst.FunctionDef | None, na
                     found = True
                     if isinstance(node.value, (cst.Name, cst.Attribute, cst.Subscript)):
                         aliasing = True
-                    elif isinstance(node.value, (cst.Tuple, cst.List)) and isinstance(target.target, (cst.Tuple, cst.List)):
-                        aliasing = True  # `h, c = state`-like unpacking of held values
+                    elif isinstance(node.value, (cst.Tuple, cst.List)) \
+                            and isinstance(target.target, (cst.Tuple, cst.List)):
+                        aliasing = True  # `h, c = a, b`: values other names hold
 
         def visit_For(self, node: cst.For) -> None:
             nonlocal aliasing
