@@ -454,7 +454,7 @@ def test_a_fake_batch_scored_by_a_loss_helper_of_another_module_is_detached_wher
     assert "d_loss = discriminator_loss(net_d, real, fake.detach())" in fixed
 
 
-def test_a_step_in_another_module_gives_no_fix_at_the_call_and_no_error(tmp_path: Path) -> None:
+def test_a_step_in_another_module_is_fixed_there_not_at_the_call(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text(textwrap.dedent("""\
         import torch
         import torch.nn as nn
@@ -492,7 +492,17 @@ def test_a_step_in_another_module_gives_no_fix_at_the_call_and_no_error(tmp_path
     path.write_text(script, encoding="utf-8")
     found = analyze(script, path=str(path))
     assert [d.code for d in found] == ["GG011"]
-    assert found[0].fix is None
+    # The actor's loss is computed again after the critic's step, in the agent's own method: no edit of
+    # the training script's call.
+    assert found[0].fix is not None
+    edits = found[0].fix.edits
+    assert edits and all(edit.path is not None and edit.path.endswith("agent.py") for edit in edits)
+    others = {str(tmp_path / "agent.py"): (tmp_path / "agent.py").read_text(encoding="utf-8")}
+    fixed, _ = fix_text_round(script, choose_fixes(found, unsafe=True), others)
+    assert fixed == script
+    edited = next(text for name, text in others.items() if name.endswith("agent.py"))
+    body = edited[edited.index("def update"):]
+    assert body.index("self.critic_opt.step()") < body.index("actor_loss = -self.critic(")
 
 
 GRAD_NORM_PROBE = textwrap.dedent('''\
