@@ -14,6 +14,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from fixture_support import run_source_many
 
 from gradguard.analysis import analyze
@@ -155,9 +156,10 @@ def test_state_kept_on_a_model_is_detached_in_the_loop_of_another_module_through
     hand = TAGGER_LOOP.replace("        opt.zero_grad()\n", "        net.memory = net.memory.detach()\n"
                                                            "        opt.zero_grad()\n")
     assert hand != TAGGER_LOOP
-    runs = run_source_many({"fixed.py": TAGGER_SCRIPT}, prelude=_prelude(tmp_path, ["tagger.model", "tagger.loop"]))
+    fixed_run = _prelude(tmp_path, ["tagger.model", "tagger.loop"]) + TAGGER_SCRIPT
     (tmp_path / "tagger/loop.py").write_text(hand, encoding="utf-8")
-    runs |= run_source_many({"hand.py": TAGGER_SCRIPT}, prelude=_prelude(tmp_path, ["tagger.model", "tagger.loop"]))
+    runs = run_source_many({"fixed.py": fixed_run,
+                            "hand.py": _prelude(tmp_path, ["tagger.model", "tagger.loop"]) + TAGGER_SCRIPT})
     assert runs["fixed.py"].error_type is None, runs["fixed.py"].stderr
     assert runs["fixed.py"].stdout == runs["hand.py"].stdout
 
@@ -176,9 +178,9 @@ def test_state_kept_on_a_model_a_trainer_holds_is_detached_through_the_trainer_s
                                   "            self.opt.zero_grad()\n")
     assert hand != TAGGER_TRAINER
     modules = ["tagger.model", "tagger.trainer"]
-    runs = run_source_many({"fixed.py": TRAINER_SCRIPT}, prelude=_prelude(tmp_path, modules))
+    fixed_run = _prelude(tmp_path, modules) + TRAINER_SCRIPT
     (tmp_path / "tagger/trainer.py").write_text(hand, encoding="utf-8")
-    runs |= run_source_many({"hand.py": TRAINER_SCRIPT}, prelude=_prelude(tmp_path, modules))
+    runs = run_source_many({"fixed.py": fixed_run, "hand.py": _prelude(tmp_path, modules) + TRAINER_SCRIPT})
     assert runs["fixed.py"].error_type is None, runs["fixed.py"].stderr
     assert runs["fixed.py"].stdout == runs["hand.py"].stdout
 
@@ -233,16 +235,13 @@ ADAPTIVE_NEURON = textwrap.dedent('''\
     ''')
 
 
-def test_a_tuple_state_one_part_of_which_the_truncation_forgets_is_detached_whole_where_the_loop_reads_it() -> None:
+def test_a_tuple_state_one_part_of_which_the_truncation_forgets_is_detached_whole_where_the_loop_reads_it(
+        single_runs: dict) -> None:
     found = analyze(ADAPTIVE_NEURON)
     assert [d.code for d in found] == ["GG003"]
     fixed, _ = fix_text_round(ADAPTIVE_NEURON, choose_fixes(found, unsafe=True))
     assert fixed.index("state = tuple(h.detach() for h in state)") < fixed.index("for k in range(t")
-    hand = ADAPTIVE_NEURON.replace("state = (potential.detach(), threshold)",
-                                   "state = (potential.detach(), threshold.detach())")
-    runs = run_source_many({"fixed.py": fixed, "hand.py": hand})
-    assert runs["fixed.py"].error_type is None, runs["fixed.py"].stderr
-    assert runs["fixed.py"].stdout == runs["hand.py"].stdout
+    _same_training(single_runs, "adaptive")
 
 
 CRITIC_LOSS = textwrap.dedent('''\
@@ -296,7 +295,7 @@ ENHANCER = textwrap.dedent('''\
 
 
 def test_a_score_a_loss_helper_of_another_module_reads_after_the_critic_s_step_is_computed_again(
-        tmp_path: Path) -> None:
+        tmp_path: Path, single_runs: dict) -> None:
     # The message and the fix name what the training script holds (`score_fake`), not the helper's
     # own local made from it.
     (tmp_path / "losses.py").write_text(CRITIC_LOSS, encoding="utf-8")
@@ -308,14 +307,8 @@ def test_a_score_a_loss_helper_of_another_module_reads_after_the_critic_s_step_i
     fixed, _ = fix_text_round(ENHANCER, choose_fixes(found, unsafe=True))
     step = fixed.index("opt_c.step()")
     assert step < fixed.index("score_fake = critic(restored).mean()", step)
-    hand = ENHANCER.replace("    enhancer.zero_grad()\n",
-                            "    score_fake = critic(restored).mean()\n    enhancer.zero_grad()\n")
-    assert hand != ENHANCER
-    prelude = ("import sys, types\n_m = types.ModuleType('losses')\n"
-               f"exec({CRITIC_LOSS!r}, _m.__dict__)\nsys.modules['losses'] = _m\n")
-    runs = run_source_many({"fixed.py": fixed, "hand.py": hand}, prelude=prelude)
-    assert runs["fixed.py"].error_type is None, runs["fixed.py"].stderr
-    assert runs["fixed.py"].stdout == runs["hand.py"].stdout
+    assert fixed == _fixed_enhancer()
+    _same_training(single_runs, "enhancer")
 
 
 PROTOTYPES = textwrap.dedent('''\
@@ -362,15 +355,13 @@ PROTOTYPES = textwrap.dedent('''\
     ''')
 
 
-def test_a_table_a_constructor_made_from_its_parameter_is_recomputed_through_the_attribute_that_keeps_it() -> None:
+def test_a_table_a_constructor_made_from_its_parameter_is_recomputed_through_the_attribute_that_keeps_it(
+        single_runs: dict) -> None:
     found = analyze(PROTOTYPES)
     assert [d.code for d in found] == ["GG006"]
     fixed, _ = fix_text_round(PROTOTYPES, choose_fixes(found, unsafe=True))
     assert "self.protos = self.net.prototypes()" in fixed
-    hand = PROTOTYPES.replace("@ self.protos.t()", "@ self.net.prototypes().t()")
-    runs = run_source_many({"fixed.py": fixed, "hand.py": hand})
-    assert runs["fixed.py"].error_type is None, runs["fixed.py"].stderr
-    assert runs["fixed.py"].stdout == runs["hand.py"].stdout
+    _same_training(single_runs, "prototypes")
 
 
 REPLAY = textwrap.dedent('''\
@@ -453,7 +444,7 @@ LBFGS_FIT = textwrap.dedent('''\
     ''')
 
 
-def test_a_forward_computed_beside_an_lbfgs_closure_moves_into_it() -> None:
+def test_a_forward_computed_beside_an_lbfgs_closure_moves_into_it(single_runs: dict) -> None:
     # Each call of the closure builds a new loss (GG002, not a repeated root) from the one forward
     # computed outside: the fix computes the forward inside, before the loss that reads it.
     found = analyze(LBFGS_FIT)
@@ -461,9 +452,51 @@ def test_a_forward_computed_beside_an_lbfgs_closure_moves_into_it() -> None:
     fixed, _ = fix_text_round(LBFGS_FIT, choose_fixes(found, unsafe=True))
     assert fixed.index("opt.zero_grad()") < fixed.index("trajectory = net(t)") < fixed.index("loss = (trajectory")
     assert "loss.backward(retain_graph=True)" not in fixed and "+ loss" not in fixed
-    hand = LBFGS_FIT.replace("    trajectory = net(t)\n", "").replace(
-        "        opt.zero_grad()\n", "        opt.zero_grad()\n        trajectory = net(t)\n")
-    assert hand != LBFGS_FIT
-    runs = run_source_many({"fixed.py": fixed, "hand.py": hand})
-    assert runs["fixed.py"].error_type is None, runs["fixed.py"].stderr
-    assert runs["fixed.py"].stdout == runs["hand.py"].stdout
+    _same_training(single_runs, "lbfgs")
+
+
+_LOSSES_MODULE = ("import sys, types\n_m = types.ModuleType('losses')\n"
+                  f"exec({CRITIC_LOSS!r}, _m.__dict__)\nsys.modules['losses'] = _m\n")
+
+
+def _fixed(source: str) -> str:
+    return fix_text_round(source, choose_fixes(analyze(source), unsafe=True))[0]
+
+
+def _fixed_enhancer() -> str:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "losses.py").write_text(CRITIC_LOSS, encoding="utf-8")
+        path = Path(folder) / "train.py"
+        path.write_text(ENHANCER, encoding="utf-8")
+        return fix_text_round(ENHANCER, choose_fixes(analyze(ENHANCER, path=str(path)), unsafe=True))[0]
+
+
+@pytest.fixture(scope="module")
+def single_runs() -> dict:
+    """Every single-file program of this module fixed, and its hand-fixed twin, run in one batch."""
+    hands = {
+        "adaptive": ADAPTIVE_NEURON.replace("state = (potential.detach(), threshold)",
+                                            "state = (potential.detach(), threshold.detach())"),
+        "enhancer": _LOSSES_MODULE + ENHANCER.replace(
+            "    enhancer.zero_grad()\n", "    score_fake = critic(restored).mean()\n    enhancer.zero_grad()\n"),
+        "prototypes": PROTOTYPES.replace("@ self.protos.t()", "@ self.net.prototypes().t()"),
+        "lbfgs": LBFGS_FIT.replace("    trajectory = net(t)\n", "").replace(
+            "        opt.zero_grad()\n", "        opt.zero_grad()\n        trajectory = net(t)\n"),
+    }
+    fixed = {"adaptive": _fixed(ADAPTIVE_NEURON), "enhancer": _LOSSES_MODULE + _fixed_enhancer(),
+             "prototypes": _fixed(PROTOTYPES), "lbfgs": _fixed(LBFGS_FIT)}
+    originals = {"adaptive": ADAPTIVE_NEURON, "enhancer": _LOSSES_MODULE + ENHANCER, "prototypes": PROTOTYPES,
+                 "lbfgs": LBFGS_FIT}
+    assert all(hands[name] != originals[name] for name in hands)
+    sources = {f"{name}_hand.py": text for name, text in hands.items()}
+    sources.update({f"{name}_fixed.py": text for name, text in fixed.items()})
+    return dict(run_source_many(sources))
+
+
+def _same_training(runs: dict, name: str) -> None:
+    fixed, hand = runs[f"{name}_fixed.py"], runs[f"{name}_hand.py"]
+    assert fixed.error_type is None, fixed.stderr
+    assert hand.error_type is None, hand.stderr
+    assert fixed.stdout == hand.stdout

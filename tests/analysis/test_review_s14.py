@@ -20,6 +20,14 @@ def _source(name: str) -> str:
     return (HERE / name).read_text(encoding="utf-8")
 
 
+@pytest.fixture(scope="module")
+def fixed_runs() -> dict:
+    """The programs whose fixes must run, fixed (`--fix --unsafe-fixes`) and run in one batch."""
+    names = ["one_line_arms_carry_state.py", "critic_stepped_by_hand.py"]
+    return dict(run_source_many({
+        name: fix_text_round(_source(name), choose_fixes(analyze(_source(name)), unsafe=True))[0] for name in names}))
+
+
 def _codes(name: str) -> list[str]:
     return [d.code for d in analyze(_source(name))]
 
@@ -64,13 +72,13 @@ def test_a_backward_on_the_line_of_its_if_gets_no_edit_that_would_run_every_iter
     assert "losses.clear()" not in fixed.split("if (step + 1) % 4 == 0: torch.stack")[1].splitlines()[1]
 
 
-def test_state_updated_from_itself_in_one_line_arms_is_carried_state_and_detached() -> None:
+def test_state_updated_from_itself_in_one_line_arms_is_carried_state_and_detached(fixed_runs: dict) -> None:
     found = analyze(_source("one_line_arms_carry_state.py"))
     assert [d.code for d in found] == ["GG003"]
     fixed, _ = fix_text_round(_source("one_line_arms_carry_state.py"), choose_fixes(found, unsafe=False))
     assert fixed.index("h = h.detach()") < fixed.index("if step % 2 == 0: h = net(h)")
-    runs = run_source_many({"fixed.py": fixed})
-    assert runs["fixed.py"].error_type is None, runs["fixed.py"].stderr
+    run = fixed_runs["one_line_arms_carry_state.py"]
+    assert run.error_type is None, run.stderr
 
 
 def test_a_constructor_s_parameter_is_not_read_through_an_attribute_the_constructor_rebinds() -> None:
@@ -92,7 +100,8 @@ def test_recomputing_a_loss_keeps_the_model_and_the_data_it_was_computed_from() 
     assert "nn.Linear" not in loop and "torch.randn" not in loop
 
 
-def test_a_critic_stepped_by_hand_is_trained_and_its_score_is_computed_again_after_the_step() -> None:
+def test_a_critic_stepped_by_hand_is_trained_and_its_score_is_computed_again_after_the_step(
+        fixed_runs: dict) -> None:
     # `p.sub_(lr * p.grad)` under no_grad is the critic's optimizer: computing `d_out` without a graph
     # (as for a target network blended in place) would stop both networks' training.
     source = _source("critic_stepped_by_hand.py")
@@ -102,5 +111,5 @@ def test_a_critic_stepped_by_hand_is_trained_and_its_score_is_computed_again_aft
     assert "no_grad():\n        d_out" not in fixed
     after = fixed[fixed.index("p.clamp_(-0.01, 0.01)"):]
     assert "d_out = D(fake)" in after.split("g_loss = -d_out.mean()")[0]
-    runs = run_source_many({"fixed.py": fixed})
-    assert runs["fixed.py"].error_type is None, runs["fixed.py"].stderr
+    run = fixed_runs["critic_stepped_by_hand.py"]
+    assert run.error_type is None, run.stderr
