@@ -284,38 +284,13 @@ def definition_chain(facts: FileFacts, statement: cst.CSTNode) -> list[cst.CSTNo
             continue
         if not all(isinstance(s, (cst.Assign, cst.AnnAssign)) for s in earlier.body):
             break
-        if earlier in facts.draws or _makes_an_object(facts, earlier):
+        if earlier in facts.draws or earlier in facts.makes_objects:
             # The model, its optimizer, the data drawn: what the computation runs on, kept as it is
             # (made again, the model would start over and the data would change).
             continue
         chain.insert(0, earlier)
         needed |= _names_in(earlier) - assigned
     return chain
-
-
-def _makes_an_object(facts: FileFacts, statement: cst.SimpleStatementLine) -> bool:
-    """Whether a statement binds a new module, optimizer or other object: a call of a library class
-    the facts know as one, or of a class the module defines."""
-    from gradguard.analysis.api import Returns, makes
-    from gradguard.analysis.program import module_imports
-
-    classes = {node.name.value for node in facts.module.body if isinstance(node, cst.ClassDef)}
-    imports = module_imports(facts.module)
-    for small in statement.body:
-        value = getattr(small, "value", None)
-        if not isinstance(value, cst.Call):
-            continue
-        name = _dotted(value.func)
-        if name is None:
-            continue
-        if name in classes:
-            return True
-        head, _, rest = name.partition(".")
-        qualified = imports.get(head)
-        if qualified is not None and makes(f"{qualified}.{rest}" if rest else qualified) in (
-                Returns.MODULE, Returns.OPTIMIZER, Returns.OBJECT, Returns.DATA):
-            return True
-    return False
 
 
 def used_between(facts: FileFacts, first: cst.CSTNode, last: cst.CSTNode, name: str) -> bool:

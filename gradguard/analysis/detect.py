@@ -62,6 +62,7 @@ def facts_of(program: Program, source: str) -> FileFacts:
     facts.kept_alive.extend(_kept_alive(program))
     facts.lightning_backward.extend(program.framework_calls)
     facts.draws = frozenset(program.drawing)
+    facts.makes_objects = frozenset(program.making)
     if program.loaded_modules:
         # Findings belong to the file whose call fails; code of imported modules only explains them.
         # A backward in a helper of another module fails for the call of this file that ran it.

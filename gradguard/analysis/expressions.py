@@ -170,6 +170,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.unsure: set[int] = set()
         # Statements of the linted file whose run draws fresh random numbers (`CallEvaluation.note_draw`).
         self.drawing: set[cst.CSTNode] = set()
+        # Statements that bind an object a call made (a module, an optimizer, a loader, an instance of
+        # the program's classes): what a computation runs on, never to be made again by a fix.
+        self.making: set[cst.CSTNode] = set()
         # The backward calls each entry point reached with a graph (by the ids of the call and of the
         # entry's owner), and whether the module's own run went to its end with nothing cut short.
         self.reached_by: dict[int, set[int]] = {}

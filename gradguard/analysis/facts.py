@@ -168,6 +168,9 @@ class FileFacts:
     # Statements of this file whose run draws fresh random numbers (directly, or in the code of a
     # helper they call): running one again does not recompute what it made.
     draws: frozenset[cst.CSTNode] = field(default=frozenset(), repr=False)
+    # Statements of this file that bind an object a call made: a module, an optimizer, a data loader,
+    # an instance of the program's classes (`Interpreter.making`).
+    makes_objects: frozenset[cst.CSTNode] = field(default=frozenset(), repr=False)
     # For the facts of an imported project module: its absolute path, which its edits carry.
     path: str | None = None
     # How messages name another file of the project (relative to the linted file's folder).

@@ -365,6 +365,8 @@ class Interpreter(Evaluator):
                 self._discarded = outer
         elif isinstance(small, cst.Assign):
             value = self.eval(small.value, state, frame)
+            if value.kind in _MADE_OBJECTS and isinstance(small.value, cst.Call):
+                self.making.add(line)
             for target in small.targets:
                 self.assign(target.target, value, state, frame, line, small.value)
         elif isinstance(small, cst.AnnAssign):
@@ -1567,6 +1569,8 @@ def _literal_flags(function: cst.CSTNode, call: cst.CSTNode, method: bool) -> di
     return flags
 
 
+# What a call makes that a fix must never make again (`Interpreter.making`).
+_MADE_OBJECTS = frozenset({Kind.MODULE, Kind.INSTANCE, Kind.OPTIMIZER, Kind.DATA})
 _OBJECT_KINDS = frozenset({Kind.MODULE, Kind.INSTANCE, Kind.OPTIMIZER, Kind.FUNCTION, Kind.CLASS, Kind.TENSOR,
                            Kind.LIST, Kind.DICT, Kind.TUPLE})
 

@@ -88,16 +88,21 @@ def test_a_constructor_s_parameter_is_not_read_through_an_attribute_the_construc
     assert "self.net.prototypes()" not in fixed
 
 
-def test_recomputing_a_loss_keeps_the_model_and_the_data_it_was_computed_from() -> None:
+@pytest.mark.parametrize("made_by", ["constructor", "factory"])
+def test_recomputing_a_loss_keeps_the_model_and_the_data_it_was_computed_from(made_by: str) -> None:
     # `net = nn.Linear(...)` and `x = torch.randn(...)` are what the loss runs on: made again in the
     # loop, the model would start over every step (and leave its optimizer) and the data would change.
+    # The same when a helper of the program builds the model (`net = build()`).
     source = _source("loss_built_once_before_loop.py")
+    if made_by == "factory":
+        source = source.replace("net = nn.Linear(4, 1)\n", "def build():\n    return nn.Linear(4, 1)\n\n\nnet = build()\n")
+        assert "net = build()" in source
     found = analyze(source)
     assert [d.code for d in found] == ["GG001"]
     fixed, _ = fix_text_round(source, choose_fixes(found, unsafe=True))
     loop = fixed[fixed.index("for step in range(20):"):]
     assert "loss = net(x).pow(2).mean()" in loop
-    assert "nn.Linear" not in loop and "torch.randn" not in loop
+    assert "nn.Linear" not in loop and "build()" not in loop and "torch.randn" not in loop
 
 
 def test_a_critic_stepped_by_hand_is_trained_and_its_score_is_computed_again_after_the_step(
