@@ -607,12 +607,8 @@ def recompute_before(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], 
     if function is not None:
         # An optimizer closure (LBFGS) re-evaluated with a loss computed outside it: the
         # computation moves into the closure (or is repeated there, if it is used elsewhere too).
-        chain = codemods.definition_chain(facts, definitions[0])
-        lines = [line for d in chain for line in codemods.statement_text(facts, d, comments=True)]
-        edits = [codemods.insert_before(facts, failing, lines)]
-        if not used_elsewhere(facts, chain, function):
-            edits = [codemods.remove_statement(facts, d, comments=True) for d in chain] + edits
-        return edits, "Compute `{root}` inside the closure, before its backward"
+        return into_closure(facts, definitions[0], failing, function), \
+            "Compute `{root}` inside the closure, before its backward"
     if len(definitions) == 1:
         chain = codemods.definition_chain(facts, definitions[0])
         lines = [line for d in chain for line in codemods.statement_text(facts, d)]
@@ -621,7 +617,19 @@ def recompute_before(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit], 
     return [], "Recompute `{root}` with a new forward pass before this backward"
 
 
-def used_elsewhere(facts: FileFacts, chain: list[cst.CSTNode], closure: cst.FunctionDef) -> bool:
+def into_closure(facts: FileFacts, definition: cst.CSTNode, before: cst.CSTNode,
+                 closure: cst.FunctionDef) -> list[Edit]:
+    """A computation made beside an optimizer closure (with the assignments before it that it needs),
+    done inside the closure just before `before`; moved there when nothing after the closure uses it."""
+    chain = codemods.definition_chain(facts, definition)
+    lines = [line for d in chain for line in codemods.statement_text(facts, d, comments=True)]
+    edits = [codemods.insert_before(facts, before, lines)]
+    if not _used_elsewhere(facts, chain, closure):
+        edits = [codemods.remove_statement(facts, d, comments=True) for d in chain] + edits
+    return edits
+
+
+def _used_elsewhere(facts: FileFacts, chain: list[cst.CSTNode], closure: cst.FunctionDef) -> bool:
     """Whether what the chain assigns is used in its block after it, other than by the closure."""
     block = facts.parent(chain[-1])
     body = list(getattr(block, "body", ()))

@@ -12,7 +12,7 @@ from gradguard.analysis.api.torch_tensor import RETAIN_GRAPH
 from gradguard.analysis.facts import Cause, Conflict, FileFacts
 from gradguard.analysis.values import Read
 from gradguard.model import Applicability, Edit
-from gradguard.rules import ConflictRule, FixPlan, read_shape, used_elsewhere
+from gradguard.rules import ConflictRule, FixPlan, into_closure, read_shape
 
 
 class SeparateBackwardSharedGraph(ConflictRule):
@@ -55,12 +55,8 @@ def _into_the_closure(facts: FileFacts, conflict: Conflict) -> tuple[list[Edit],
     entry = next((s for s in getattr(closure.body, "body", ()) if codemods.reads_name(s, name)), None)
     if entry is None:
         return [], None
-    chain = codemods.definition_chain(facts, definitions[0])
-    lines = [line for d in chain for line in codemods.statement_text(facts, d, comments=True)]
-    edits = [codemods.insert_before(facts, entry, lines)]
-    if not used_elsewhere(facts, chain, closure):
-        edits = [codemods.remove_statement(facts, d, comments=True) for d in chain] + edits
-    return edits, "Compute `{carrier}` inside the closure, before the loss that reads it"
+    return into_closure(facts, definitions[0], entry, closure), \
+        "Compute `{carrier}` inside the closure, before the loss that reads it"
 
 
 def _detach_later_reads(facts: FileFacts, conflict: Conflict) -> FixPlan:
