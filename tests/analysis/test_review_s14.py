@@ -118,3 +118,38 @@ def test_a_critic_stepped_by_hand_is_trained_and_its_score_is_computed_again_aft
     assert "d_out = D(fake)" in after.split("g_loss = -d_out.mean()")[0]
     run = fixed_runs["critic_stepped_by_hand.py"]
     assert run.error_type is None, run.stderr
+
+
+def _layout(root: Path, files: list[str]) -> None:
+    for name in files:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+
+
+def test_a_package_the_file_lies_in_is_found_above_it_without_project_markers(tmp_path: Path) -> None:
+    from gradguard.analysis.reach import locate, project_roots
+
+    # `agents/actor_critic_agents/SAC.py` importing `agents.Base_Agent`, in a copy with no `.git`.
+    _layout(tmp_path, ["agents/Base_Agent.py", "agents/actor_critic_agents/SAC.py"])
+    script = str(tmp_path / "agents/actor_critic_agents/SAC.py")
+    assert locate(script, project_roots(script), "agents.Base_Agent") == str(tmp_path / "agents/Base_Agent.py")
+
+
+def test_a_folder_inside_another_package_is_not_taken_for_a_library_of_its_name(tmp_path: Path) -> None:
+    from gradguard.analysis.reach import locate, project_roots
+
+    # `proj/data/datasets/cifar.py` importing Hugging Face's `datasets`: `data.datasets` is no `datasets`.
+    _layout(tmp_path, ["proj/data/__init__.py", "proj/data/datasets/__init__.py", "proj/data/datasets/cifar.py"])
+    script = str(tmp_path / "proj/data/datasets/cifar.py")
+    assert locate(script, project_roots(script), "datasets") is None
+
+
+def test_a_renamed_parameter_keeps_the_keyword_it_is_passed_by() -> None:
+    import libcst as cst
+
+    from gradguard.codemods import renamed
+
+    statement = cst.parse_statement("self.protos = prototypes_of(net=net)\n")
+    assert cst.Module(body=[renamed(statement, "net", "self.net")]).code == \
+        "self.protos = prototypes_of(net=self.net)\n"
