@@ -95,7 +95,8 @@ def test_recomputing_a_loss_keeps_the_model_and_the_data_it_was_computed_from(ma
     # The same when a helper of the program builds the model (`net = build()`).
     source = _source("loss_built_once_before_loop.py")
     if made_by == "factory":
-        source = source.replace("net = nn.Linear(4, 1)\n", "def build():\n    return nn.Linear(4, 1)\n\n\nnet = build()\n")
+        source = source.replace("net = nn.Linear(4, 1)\n",
+                                "def build():\n    return nn.Linear(4, 1)\n\n\nnet = build()\n")
         assert "net = build()" in source
     found = analyze(source)
     assert [d.code for d in found] == ["GG001"]
