@@ -47,6 +47,7 @@ from gradguard.analysis.values import (
     cut,
     data_with,
     join,
+    known_objects,
     made_by,
     opaque_object,
     owner_group,
@@ -190,6 +191,9 @@ class CallEvaluation:
         if callee.kind is Kind.FUNCTION and isinstance(callee.ref, FunctionInfo):
             return self.call_function(callee.ref, args, {**kwargs, **self.closure_of(callee)}, state, frame,
                                       callee.bound, call)
+        if callee.kind is Kind.FUNCTION and callee.bound is not None and callee.qual is not None \
+                and api.makes(callee.qual) is Returns.REFERENCE:
+            return callee.bound
         if callee.kind is Kind.CLASS and isinstance(callee.ref, ClassInfo):
             return self.instantiate(callee.ref, args, kwargs, state, frame, call, label)
         if callee.kind is Kind.INSTANCE and isinstance(callee.ref, ClassInfo):
@@ -468,6 +472,8 @@ class CallEvaluation:
             # Positions not known: every one a tuple of what the items hold (`ref`, see `assign`).
             column = self.container_of(Kind.TUPLE, [replace(item, element=False)], exact=False)
             return Value(Kind.TUPLE, item.nodes, item.top, item.grad, ref=column)
+        if collects is Collects.DICT and not args and not kwargs:
+            return self.container_of(Kind.DICT, [])
         if collects is Collects.DICT and not args and kwargs and not starred:
             values = list(kwargs.values())
             return replace(self.container_of(Kind.DICT, values), elems=tuple(values), keys=tuple(kwargs))
@@ -500,6 +506,8 @@ class CallEvaluation:
             return Value(Kind.TUPLE, elems=tuple(kwargs.get(keyword, UNKNOWN) for keyword in fact.hands_back))
         family = api.family_of(name)
         makes = fact.returns if fact is not None else family.returns if family is not None else None
+        if makes is Returns.REFERENCE:
+            return Value(Kind.FUNCTION, qual=name, bound=args[0][1] if args else UNKNOWN, label=dotted(call.func))
         if makes is Returns.OBJECT:
             # A library object whose methods have facts of their own (`random.Random(seed)`).
             made = fact.instance if fact is not None and fact.instance is not None else name
@@ -940,7 +948,15 @@ class CallEvaluation:
             return NONE
         if held is not None and held.returns in (Returns.ITEM, Returns.RECEIVER) \
                 and receiver.kind in (Kind.LIST, Kind.DICT, Kind.UNKNOWN):
-            self.eval_args(call, state, frame)
+            given, _ = self.eval_args(call, state, frame)
+            if held.missing is not None and receiver.kind is Kind.DICT:
+                # A key the mapping may not hold gives the default (None unless one is passed).
+                missing = given[held.missing][1] if len(given) > held.missing else NONE
+                if receiver.items == "" and not receiver.nodes:
+                    return missing  # nothing was ever stored in it
+                stored = receiver.ref if isinstance(receiver.ref, Value) and known_objects(receiver.ref) \
+                    else self.element_of(receiver)
+                return join(stored, missing)
             if held.returns is Returns.RECEIVER and held.named:
                 # `d.items()`: each item a pair of a name and what the mapping holds.
                 item = self.element_of(receiver) if receiver.kind is not Kind.UNKNOWN else replace(

@@ -9,6 +9,7 @@ already decided is not taken the other way, and `x == "a"` decides `x == "b"`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -19,6 +20,12 @@ from gradguard.analysis.names import dotted
 
 # How many separate path partitions a block keeps before it forgets the oldest condition.
 MAX_PARTS = 4
+
+
+# A test of one name against literals: (key of the name, keys of the literals, whether the name is
+# one of them when the test holds). `x == "a"` is ("x", {"'a'"}, True), `x not in (1, 2)` is
+# ("x", {"1", "2"}, False).
+Membership = tuple[str, frozenset[str], bool]
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,7 @@ class Atom:
     level: int  # the frame depth it was assumed in (locals of a finished call are gone)
     seq: int  # when it was assumed: the oldest is forgotten first
     text: str  # the condition as written, for messages
-    equality: tuple[str, str, bool] | None = None  # see `equality_of`
+    equality: Membership | None = None  # see `equality_of`
 
 
 # Syntax nodes hash by identity and never change: what is computed from one alone is cached (conditions
@@ -181,17 +188,7 @@ def _decide_positive(expr: cst.BaseExpression, assume: dict[str, Atom]) -> bool 
         return False if left is False and right is False else None
     query = equality_of(expr)
     if query is not None:
-        left, literal, is_equal = query
-        for other in assume.values():
-            if other.equality is None or other.equality[0] != left:
-                continue
-            _, other_literal, other_equal = other.equality
-            # What the assumed atom says of `left == other_literal`.
-            holds = other.truth if other_equal else not other.truth
-            if holds:
-                return (other_literal == literal) == is_equal
-            if other_literal == literal:
-                return not is_equal
+        return _decide_membership(query, assume.values())
     return None
 
 
@@ -203,17 +200,56 @@ def _literal_key(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def equality_of(expr: cst.BaseExpression) -> tuple[str, str, bool] | None:
-    """For a test `x == lit` / `x != lit`: (key of x, key of lit, whether it is `==`)."""
+@lru_cache(maxsize=_NODE_CACHE)
+def equality_of(expr: cst.BaseExpression) -> Membership | None:
+    """For a test `x == lit`, `x != lit`, `x in (lit, ...)`, `x not in [lit, ...]`: what it says
+    `x` is, as a `Membership`."""
     if not (isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1):
         return None
     comparison = expr.comparisons[0]
-    if not isinstance(comparison.operator, (cst.Equal, cst.NotEqual)):
+    left = key_of(expr.left)
+    if left is None:
         return None
-    left, literal = key_of(expr.left), _literal_key(comparison.comparator)
-    if left is None or literal is None:
-        return None
-    return left, literal, isinstance(comparison.operator, cst.Equal)
+    if isinstance(comparison.operator, (cst.Equal, cst.NotEqual)):
+        literal = _literal_key(comparison.comparator)
+        if literal is None:
+            return None
+        return left, frozenset({literal}), isinstance(comparison.operator, cst.Equal)
+    if isinstance(comparison.operator, (cst.In, cst.NotIn)) \
+            and isinstance(comparison.comparator, (cst.List, cst.Tuple, cst.Set)):
+        # Only collections written out: `x in "abc"` tests a substring.
+        literals = [None if isinstance(e, cst.StarredElement) else _literal_key(e.value)
+                    for e in comparison.comparator.elements]
+        if not literals or any(literal is None for literal in literals):
+            return None
+        return left, frozenset(literals), isinstance(comparison.operator, cst.In)  # type: ignore[arg-type]
+    return None
+
+
+def _decide_membership(query: Membership, atoms: Iterable[Atom]) -> bool | None:
+    """Whether `query` holds, from what the assumed tests of the same name say it is (one of
+    some literals) and is not (none of others)."""
+    left, literals, positive = query
+    among: frozenset[str] | None = None
+    excluded: set[str] = set()
+    for atom in atoms:
+        if atom.equality is None or atom.equality[0] != left:
+            continue
+        _, theirs, their_positive = atom.equality
+        if atom.truth == their_positive:
+            among = theirs if among is None else among & theirs
+        else:
+            excluded |= theirs
+    answer: bool | None = None
+    if among is not None:
+        left_over = among - excluded
+        if left_over and left_over <= literals:
+            answer = True
+        elif left_over and not left_over & literals:
+            answer = False
+    if answer is None and literals <= excluded:
+        answer = False
+    return None if answer is None else answer == positive
 
 
 _OPERATORS: dict[type, str] = {

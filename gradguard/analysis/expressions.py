@@ -47,6 +47,7 @@ from gradguard.analysis.values import (
     DATA,
     FRESH,
     GENERATIONS,
+    MAX_UNROLLED,
     NONE,
     SCALAR,
     UNKNOWN,
@@ -60,6 +61,7 @@ from gradguard.analysis.values import (
     Read,
     Value,
     add_item,
+    an_object,
     add_item_shape,
     join,
     known_objects,
@@ -1010,9 +1012,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
                                                                                        strict=True)]
             exact = not any(isinstance(e, cst.StarredElement) for e in expr.elements)
             result = self.container_of(kind, values, exact=exact)
-            if isinstance(expr, cst.List) and exact and values and all(v.kind in _OBJECTS for v in values):
+            if isinstance(expr, cst.List) and exact and all(v.kind in _OBJECTS for v in values):
                 # `[net_g, net_d, net_dur]` handed to a function that unpacks it: which object is where
-                # (adding to the list or writing into it makes a container without them).
+                # (appending objects keeps them, see `container_add`; writing into it does not).
                 result = replace(result, elems=tuple(values))
             return replace(result, via=tuple(via)) if via else result
         if node_type is cst.Dict:
@@ -1712,9 +1714,18 @@ class Evaluator(CallEvaluation, AutogradEvents):
         first = kind is Kind.LIST and container.ref is None and container.item_shape == ()
         same = isinstance(container.ref, Value) and container.ref.kind is item.kind
         ref = item if item.kind in (Kind.OPTIMIZER, Kind.INSTANCE, Kind.MODULE) and (first or same) else None
+        if kind is Kind.DICT and known_objects(item) and (container.items == "" or (
+                isinstance(container.ref, Value) and known_objects(container.ref) == known_objects(item))):
+            # `cache[net] = [m for m in net.modules() if ...]`: a mapping to the same objects.
+            ref = item
         items = add_item(container.items, item) if kind in (Kind.LIST, Kind.DICT) else None
+        # Objects appended one by one to a list of known objects (`modules.append(weak())` in a loop
+        # over known modules): still known, in order. A loop's passes that append a different
+        # number of them join into a list whose items are not.
+        elems = (*container.elems, item) if kind is Kind.LIST and container.elems is not None \
+            and an_object(item) and len(container.elems) < 4 * MAX_UNROLLED else None
         return Value(kind, container.nodes | item.nodes, container.top | item.top,
-                     container.grad or item.grad, item_shape=shape, ref=ref, items=items)
+                     container.grad or item.grad, elems, item_shape=shape, ref=ref, items=items)
 
 _CONTAINERS = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT})
 _OBJECTS = frozenset({Kind.INSTANCE, Kind.MODULE, Kind.OPTIMIZER})

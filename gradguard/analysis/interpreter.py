@@ -25,6 +25,7 @@ from gradguard.analysis.conditions import (
     EQUALITY,
     MAX_PARTS,
     Atom,
+    Membership,
     chains_of,
     equality_of,
     key_of,
@@ -272,11 +273,13 @@ class Interpreter(Evaluator):
         differ least in what is freed (the oldest among equals). Which branch of a loop-invariant
         `if` ran matters less than whether the previous iteration ran the freeing backward.
         A condition every partition takes the same way tells none apart: forgetting it would join
-        nothing (the caller's conditions, as seen from the branches of a call it made)."""
-        def freed_facts(part: State) -> frozenset[int]:
-            return frozenset(part.freed)
+        nothing (the caller's conditions, as seen from the branches of a call it made). Paths that
+        bind different names are told apart too: joined, a name bound on one arm only would seem
+        bound on the other (`if args.task in (...): aux = ...` read again under `else`)."""
+        def freed_facts(part: State) -> tuple[frozenset[int], tuple[frozenset[str], ...]]:
+            return frozenset(part.freed), tuple(frozenset(frame) for frame in part.frames)
 
-        best: tuple[int, int, str] | None = None
+        best: tuple[tuple[bool, int, int], str] | None = None
         seqs: dict[str, int] = {}
         for part in parts:
             for key, atom in part.assume.items():
@@ -289,16 +292,20 @@ class Interpreter(Evaluator):
             for key in shared:
                 del seqs[key]
         facts = [(part.partition_key(), freed_facts(part)) for part in parts]
+        groups = len({partition for partition, _ in facts})
         for key, seq in seqs.items():
-            merged: dict[frozenset[tuple[str, bool]], set[frozenset[int]]] = {}
+            merged: dict[frozenset[tuple[str, bool]], set[tuple[frozenset[int], tuple[frozenset[str], ...]]]] = {}
             for partition, freed in facts:
                 rest = frozenset(item for item in partition if item[0] != key)
                 merged.setdefault(rest, set()).add(freed)
             separated = sum(len(facts) > 1 for facts in merged.values())
-            if best is None or (separated, seq) < best[:2]:
-                best = (separated, seq, key)
+            # A condition the others decide (`x in ("a", "b")` beside `x == "a"`) joins no partition:
+            # forgetting it first would lose what it says once they are forgotten in turn.
+            rank = (len(merged) == groups, separated, seq)
+            if best is None or rank < best[0]:
+                best = (rank, key)
         assert best is not None
-        return best[2]
+        return best[1]
 
     def exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
         """Run one statement in place on `state`; one nested too deeply for the analysis to follow
@@ -474,6 +481,8 @@ class Interpreter(Evaluator):
         decided = self.decide(test, state)
         if decided is None:
             decided = self.attribute_test(test, state, frame)
+        if decided is None:
+            decided = self.none_test(test, state, frame)
         arm = self.arm_key(statement, frame, test)
         if arm is not None:
             self.consult(arm)
@@ -752,6 +761,28 @@ class Interpreter(Evaluator):
                 state.assume[object_key] = Atom(object_key, holds, frozenset(),
                                                 frozenset({(heap_owner(owner), expr.attr.value)}), 0,
                                                 self.atom_seq, self.code_of(expr))
+
+    def none_test(self, test: cst.BaseExpression, state: State, frame: Frame) -> bool | None:
+        """`x is None` / `x is not None` decided by what `x` holds: None itself, or an object or a
+        container nothing ever set to None (`cached = cache.get(net)` after the cache was filled).
+        Not a tensor: an attribute such as `p.grad` may be None whatever the model says of it."""
+        expr, positive = strip_not(test)
+        if not (isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1):
+            return None
+        comparison = expr.comparisons[0]
+        if not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None") \
+                or not isinstance(comparison.operator, (cst.Is, cst.IsNot)):
+            return None
+        value = self.peek(expr.left, state, frame)
+        if value is None:
+            return None
+        if value.kind is Kind.NONE and not value.nodes:
+            is_none = True
+        elif value.kind in _NEVER_NONE and not value.maybe_none:
+            is_none = False
+        else:
+            return None
+        return is_none == isinstance(comparison.operator, cst.Is) == positive
 
     def refine_none(self, test: cst.BaseExpression, then: State, otherwise: State, frame: Frame) -> None:
         """`if x is None:` / `if x is not None:`: in the branch where `x` is None, it holds no graph."""
@@ -1571,6 +1602,8 @@ def _literal_flags(function: cst.CSTNode, call: cst.CSTNode, method: bool) -> di
 
 # What a call makes that a fix must never make again (`Interpreter.making`).
 _MADE_OBJECTS = frozenset({Kind.MODULE, Kind.INSTANCE, Kind.OPTIMIZER, Kind.DATA})
+# Values made by a display or a constructor, never by a read that may give None.
+_NEVER_NONE = frozenset({Kind.LIST, Kind.TUPLE, Kind.DICT, Kind.INSTANCE, Kind.MODULE, Kind.OPTIMIZER, Kind.CLASS})
 _OBJECT_KINDS = frozenset({Kind.MODULE, Kind.INSTANCE, Kind.OPTIMIZER, Kind.FUNCTION, Kind.CLASS, Kind.TENSOR,
                            Kind.LIST, Kind.DICT, Kind.TUPLE})
 
@@ -1640,7 +1673,7 @@ class ObjectCondition:
     heap: frozenset[tuple[str, str]]
     root: str
     prefix: str
-    equality: tuple[str, str, bool] | None
+    equality: Membership | None
 
 
 @lru_cache(maxsize=1 << 16)

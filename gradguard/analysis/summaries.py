@@ -21,7 +21,7 @@ from typing import Any
 
 import libcst as cst
 
-from gradguard.analysis.conditions import EQUALITY, Atom
+from gradguard.analysis.conditions import EQUALITY, Atom, Membership
 from gradguard.analysis.state import HeapKey, State, invalidated
 from gradguard.analysis.values import GENERATIONS, Value
 
@@ -87,7 +87,7 @@ class Recorder:
     def reads(self, atom: Atom) -> bool:
         return self.reads_key(atom.key, atom.equality)
 
-    def reads_key(self, key: str, equality: tuple[str, str, bool] | None) -> bool:
+    def reads_key(self, key: str, equality: Membership | None) -> bool:
         return key in self.consulted or (equality is not None and EQUALITY + equality[0] in self.consulted)
 
     def changes(self, atom: Atom) -> bool:

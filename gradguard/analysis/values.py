@@ -184,6 +184,12 @@ def join(a: Value | None, b: Value | None) -> Value:
         return b if b is not None else UNKNOWN
     if b is None or a is b:
         return a
+    if a.kind is Kind.NONE and not a.nodes:
+        # `None` on one path and an object on the other (`cached = cache.get(net)`): that object
+        # or None, with what is known of the object kept (its items, its class).
+        return b if b.maybe_none else replace(b, maybe_none=True)
+    if b.kind is Kind.NONE and not b.nodes:
+        return a if a.maybe_none else replace(a, maybe_none=True)
     elems = None
     keys = a.keys
     if a.elems is not None and b.elems is not None and len(a.elems) == len(b.elems) and a.keys == b.keys:
@@ -567,9 +573,12 @@ MAX_UNROLLED = 32
 
 
 def an_object(value: Value) -> bool:
-    """A module or project object, or a (name, object) pair of `named_children()`."""
+    """A module or project object, a (name, object) pair of `named_children()`, or a callable
+    bound to one (`m.reset`, `weakref.ref(m)`: each item calls into its own object)."""
     if value.kind is Kind.TUPLE and value.elems and len(value.elems) == 2:
         value = value.elems[1]
+    if value.kind is Kind.FUNCTION and isinstance(value.bound, Value):
+        value = value.bound
     return value.kind in (Kind.INSTANCE, Kind.MODULE)
 
 

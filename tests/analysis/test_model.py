@@ -76,6 +76,38 @@ def test_an_equality_decides_the_other_literals_of_an_elif_chain() -> None:
     assert decide(_expr("args.loss == 'huber'"), known_false) is None
 
 
+@pytest.mark.parametrize(
+    ("assumed", "truth", "test", "expected"),
+    [
+        # What a membership test says the name is, or is not, decides equalities and other tests.
+        ("args.task in ['cls', 'hybrid']", True, "args.task == 'density'", False),
+        ("args.task in ['cls', 'hybrid']", True, "args.task == 'cls'", None),
+        ("args.task in ['cls', 'hybrid']", True, "args.task in ('cls', 'hybrid', 'x')", True),
+        ("args.task in ['cls', 'hybrid']", False, "args.task == 'cls'", False),
+        ("args.task in ['cls', 'hybrid']", False, "args.task not in ['hybrid']", True),
+        ("args.task in ['cls', 'hybrid']", False, "args.task == 'density'", None),
+        ("args.task not in ('a', 'b')", True, "args.task == 'a'", False),
+        ("args.task not in ('a', 'b')", False, "args.task in ['a', 'b', 'c']", True),
+        ("args.task == 'cls'", True, "args.task in {'cls', 'hybrid'}", True),
+        ("args.task == 'cls'", True, "args.task not in {'density'}", True),
+        ("args.task != 'cls'", True, "args.task in ['cls']", False),
+        # A string on the right is tested for a substring, not for membership.
+        ("args.task == 'cls'", True, "args.task in 'cls_hybrid'", None),
+        ("args.mode in ['a']", True, "args.task == 'b'", None),
+    ],
+)
+def test_membership_tests_decide_equalities_of_the_same_name(
+        assumed: str, truth: bool, test: str, expected: bool | None) -> None:
+    assert decide(_expr(test), dict([_atom(assumed, truth)])) is expected
+
+
+def test_two_membership_tests_together_narrow_what_the_name_can_be() -> None:
+    assume = dict([_atom("args.task in ['cls', 'hybrid', 'density']", True),
+                   _atom("args.task in ['cls', 'hybrid']", False, seq=2)])
+    assert decide(_expr("args.task == 'density'"), assume) is True
+    assert decide(_expr("args.task != 'density'"), assume) is False
+
+
 def test_conjunctions_and_disjunctions_are_decided_from_their_parts() -> None:
     assume = dict([_atom("a", True), _atom("b", False, 2)])
     assert decide(_expr("a and b"), assume) is False
@@ -209,6 +241,27 @@ def test_the_conditions_of_interchangeable_paths_are_dropped_where_they_meet(mon
     monkeypatch.setattr(Interpreter, "for_parts", counting)
     assert _codes(source) == []
     assert len(runs) == 1
+
+
+def test_a_condition_the_others_decide_is_not_the_first_one_forgotten() -> None:
+    """Six feasible paths (three tasks, an update every few steps or not) are more than a block
+    keeps apart. `args.task in [...]` joins no partition once the two equalities are known, so
+    forgetting it first buys nothing and loses what it says when one of them goes next; the update
+    condition, which separates nothing the analysis decides by, is the one forgotten."""
+    parts = []
+    for task in ("density", "cls", "hybrid"):
+        for stepped in (True, False):
+            state = State()
+            if task != "density":
+                state.frames[0]["crossent"] = UNKNOWN
+            tests = [("args.task in ['cls', 'hybrid']", task != "density"),
+                     ("args.task == 'density'", task == "density"),
+                     *([("args.task == 'cls'", task == "cls")] if task != "density" else []),
+                     ("step % k == 0", stepped)]
+            state.assume.update(_atom(code, truth, seq) for seq, (code, truth) in enumerate(tests, 1))
+            parts.append(state)
+    update = key_of(_expr("step % k == 0"))
+    assert Interpreter._least_separating(parts) == update
 
 
 def test_widening_folds_every_older_generation_into_the_summary() -> None:

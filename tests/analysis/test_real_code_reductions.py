@@ -17,10 +17,7 @@ from gradguard.model import Severity
 
 REDUCTIONS = Path(__file__).resolve().parents[2] / "bench" / "realcode_reductions"
 # Reductions the model does not get right yet: stem -> what it lacks (strict xfails).
-OPEN: dict[str, str] = {
-    "06b_state_reset_through_a_weakref_cache": "weak references (`ref(m)()` gives `m` back) and weak "
-    "dictionaries as dicts: the cached path resets objects the model does not know",
-}
+OPEN: dict[str, str] = {}
 
 
 def _cases() -> list[object]:

@@ -47,6 +47,8 @@ class Returns(Enum):
     # An object of a library class whose methods have facts of their own, named `Class.method`
     # (`random.Random(seed).sample`): the class is the fact's `instance`, else its own name.
     OBJECT = "object"
+    # A reference to the first argument: calling it gives that argument back (`weakref.ref(m)()`).
+    REFERENCE = "reference"
     NONE = "none"
     UNKNOWN = "unknown"
 
@@ -233,6 +235,9 @@ class Fact:
     # the module and every module below it are in that mode afterwards (see `nn.TRAINING`).
     training: bool | None = None
     resets_grads: bool = False  # an optimizer's `zero_grad`: with its update, the receiver is an optimizer
+    # With Returns.ITEM, on a mapping: the position of the argument a missing key gives back, None
+    # when it is not passed (`d.get(key, default)`).
+    missing: int | None = None
     source: str = "hand"  # "hand", "torch" (generated from the installed torch) or "config"
 
     @property

@@ -44,7 +44,8 @@ FACTS: tuple[Fact, ...] = (
     *facts(("insert", "setdefault", "update"), C, returns=Returns.NONE, stores=Role.LAST),
     *facts(("extend", "extendleft"), C, returns=Returns.NONE, stores=Role.ITEMS),
     Fact("clear", C, returns=Returns.NONE, clears=True),
-    *facts(("pop", "popleft", "get"), C, returns=Returns.ITEM),
+    *facts(("pop", "popleft"), C, returns=Returns.ITEM),
+    Fact("get", C, returns=Returns.ITEM, missing=1),
     *facts(("values", "copy"), C, returns=Returns.RECEIVER, pure=True),
     # (key, value) pairs: the keys are names, whatever graphs the values carry.
     Fact("items", C, returns=Returns.RECEIVER, pure=True, named=True),
