@@ -782,7 +782,7 @@ class Interpreter(Evaluator):
             is_none = False
         else:
             return None
-        return is_none == isinstance(comparison.operator, cst.Is) == positive
+        return (is_none == isinstance(comparison.operator, cst.Is)) == positive
 
     def refine_none(self, test: cst.BaseExpression, then: State, otherwise: State, frame: Frame) -> None:
         """`if x is None:` / `if x is not None:`: in the branch where `x` is None, it holds no graph."""

@@ -125,6 +125,35 @@ def reset_net(net):
     for reset in resets:
         reset()
 """,
+    # The tests of None decided by a list that is there (both ways round), and by None itself.
+    "not-none": """
+_MODULES = [None]
+
+
+def reset_net(net):
+    if _MODULES[0] is None:
+        _MODULES[0] = [m for m in net.modules() if isinstance(m, IF)]
+    modules = [m for m in net.modules() if isinstance(m, IF)]
+    if modules is not None:
+        for m in modules:
+            m.reset()
+""",
+    "is-none-else": """
+def reset_net(net):
+    modules = [m for m in net.modules() if isinstance(m, IF)]
+    previous = None
+    if modules is None:
+        return
+    else:
+        for m in modules:
+            m.reset()
+    if previous is not None:
+        return
+    if not previous is None:
+        return
+    for m in modules:
+        m.reset()
+""",
 }
 
 # The cached path resets nothing: from the second step on, each layer's state keeps the graph the
