@@ -20,6 +20,7 @@ from gradguard.analysis.api import (
 )
 from gradguard.analysis.api.torch_functions import ROOT_KEYWORDS
 from gradguard.analysis.api.torch_tensor import GRADIENT
+from gradguard.analysis.conditions import option_values
 from gradguard.analysis.names import canonical, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo
 from gradguard.analysis.state import (
@@ -429,6 +430,13 @@ class CallEvaluation:
             self.note_draw(frame)
         if drawn is not None and drawn.picks and call.args:
             self.picked.add(call.args[0].value)
+        if drawn is not None and drawn.declares_option:
+            declared = option_values(call)
+            if declared is not None:
+                stored, values = declared
+                # Declared twice (two parsers, one per mode): one of either's values.
+                self.option_domains[stored] = self.option_domains.get(stored, frozenset()) | values
+            return NONE
         if name in K.BACKWARD_FUNCTIONS:
             roots = args[:1] or [(None, next((kwargs[k] for k in ROOT_KEYWORDS if k in kwargs), UNKNOWN))]
             self.backward(call, roots, kwargs, state, frame, positional_retain=None)

@@ -260,3 +260,46 @@ _OPERATORS: dict[type, str] = {
     cst.Plus: "+", cst.BitInvert: "~", cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^",
     cst.LeftShift: "<<", cst.RightShift: ">>", cst.MatrixMultiply: "@",
 }
+
+
+# The key of the atom a parsed command-line namespace brings for each option with `choices`.
+OPTION_ATOM = "<option>:"
+
+
+def option_values(call: cst.Call) -> tuple[str, frozenset[str]] | None:
+    """For `parser.add_argument("--loss", choices=["l1", "l2"], default="l1")`: the attribute the
+    option is stored as and every literal it can hold (its choices, and the default when the option
+    may be left out: None when no default is given). None when that is not known from the call."""
+    names = [arg.value.evaluated_value for arg in call.args
+             if arg.keyword is None and isinstance(arg.value, cst.SimpleString)]
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if not names or len(names) != sum(arg.keyword is None for arg in call.args) \
+            or not all(isinstance(name, str) for name in names) or "choices" not in keywords \
+            or "nargs" in keywords or "action" in keywords:
+        return None
+    flags = [name for name in names if name.startswith("-")]  # type: ignore[union-attr]
+    dest = keywords.get("dest")
+    if isinstance(dest, cst.SimpleString):
+        stored = dest.evaluated_value
+    elif flags:
+        stored = next((f for f in flags if f.startswith("--")), flags[0]).lstrip("-").replace("-", "_")  # type: ignore[union-attr]
+    else:
+        stored = names[0]
+    if not isinstance(stored, str) or not stored.isidentifier():
+        return None
+    choices = keywords["choices"]
+    if not isinstance(choices, (cst.List, cst.Tuple, cst.Set)) or not choices.elements:
+        return None
+    values = [None if isinstance(e, cst.StarredElement) else _literal_key(e.value) for e in choices.elements]
+    if any(value is None for value in values):
+        return None
+    required = keywords.get("required")
+    if flags and not (isinstance(required, cst.Name) and required.value == "True"):
+        # An option left out holds its default, which argparse does not check against the choices.
+        default = keywords.get("default")
+        missing = "None" if default is None else _literal_key(default)
+        if missing is None:
+            return None
+        values.append(missing)
+    return stored, frozenset(values)  # type: ignore[arg-type]
+

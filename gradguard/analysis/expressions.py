@@ -29,7 +29,7 @@ from gradguard.analysis.api import (
 )
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met, scoped_key
 from gradguard.analysis.calls import Args, CallEvaluation, viewed_base
-from gradguard.analysis.conditions import Atom, chains_of, consulted_keys, decide
+from gradguard.analysis.conditions import OPTION_ATOM, Atom, chains_of, consulted_keys, decide
 from gradguard.analysis.evidence import Role, roles_in
 from gradguard.analysis.names import canonical, chains_overlap, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo, Project
@@ -190,6 +190,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.root_defs: dict[CallInfo, frozenset[cst.CSTNode]] = {}
         # Condition atoms made so far (their order: the oldest is forgotten first).
         self.atom_seq = 0
+        # The values each command-line option declared with `choices` can hold, by attribute name.
+        self.option_domains: dict[str, frozenset[str]] = {}
         # Object atoms (see `object_atom_key`) that paths joined inside the current entry-level
         # statement disagreed on: the statement is run again once per truth (`Interpreter.split_parts`).
         self.split_atoms: dict[str, Atom] = {}
@@ -758,6 +760,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 self.assigned_containers[key] = container
         if isinstance(target, cst.Name):
             self.store_name(target.value, value, state, frame, statement)
+            if value.kind is Kind.UNKNOWN and value.qual is not None and self.option_domains:
+                parsed = lookup(value.qual)
+                if parsed is not None and parsed.holds_options:
+                    self.assume_options(target.value, state)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e for e in target.elements]
             if isinstance(source, (cst.Name, cst.Attribute)) and value.nodes and not value.via:
@@ -876,6 +882,17 @@ class Evaluator(CallEvaluation, AutogradEvents):
             self.store_in_place(target.value, updated, state, frame, statement)
         elif isinstance(target, cst.StarredElement):
             self.assign(target.value, value, state, frame, statement, source, rebinds=rebinds)
+
+    def assume_options(self, name: str, state: State) -> None:
+        """`args = parser.parse_args()`: each option declared with choices holds one of its values
+        (`args.model in {"LSTM", "GRU"}`), until the program assigns it, so a chain of tests that
+        covers them all leaves no path past its last arm."""
+        for stored, values in self.option_domains.items():
+            subject = f"{name}.{stored}"
+            self.atom_seq += 1
+            state.assume[OPTION_ATOM + subject] = Atom(
+                OPTION_ATOM + subject, True, frozenset({subject}), frozenset(), len(state.frames), self.atom_seq,
+                f"{subject} in {sorted(values)}", (subject, values, True))
 
     def binding_of(self, name: str, state: State, frame: Frame) -> frozenset[cst.CSTNode] | None:
         """The statements that last bound a variable, as the frame holding it records them (the

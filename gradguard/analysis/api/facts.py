@@ -235,6 +235,10 @@ class Fact:
     # the module and every module below it are in that mode afterwards (see `nn.TRAINING`).
     training: bool | None = None
     resets_grads: bool = False  # an optimizer's `zero_grad`: with its update, the receiver is an optimizer
+    # `parser.add_argument("--loss", choices=[...])`: declares an option, with the values it can take.
+    declares_option: bool = False
+    # A namespace of parsed options (`args = parser.parse_args()`): each option holds one of its values.
+    holds_options: bool = False
     # With Returns.ITEM, on a mapping: the position of the argument a missing key gives back, None
     # when it is not passed (`d.get(key, default)`).
     missing: int | None = None
