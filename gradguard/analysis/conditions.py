@@ -282,7 +282,8 @@ def option_values(call: cst.Call) -> tuple[str, frozenset[str]] | None:
     if isinstance(dest, cst.SimpleString):
         stored = dest.evaluated_value
     elif flags:
-        stored = next((f for f in flags if f.startswith("--")), flags[0]).lstrip("-").replace("-", "_")  # type: ignore[union-attr]
+        flag = next((f for f in flags if f.startswith("--")), flags[0])  # type: ignore[union-attr]
+        stored = flag.lstrip("-").replace("-", "_")
     else:
         stored = names[0]
     if not isinstance(stored, str) or not stored.isidentifier():

@@ -94,7 +94,8 @@ def declared_facts() -> tuple[Fact, ...]:
 # The library modules of this package, each holding a FACTS tuple; imported on first use.
 LIBRARIES = ("torch_functions", "torch_tensor", "nn", "losses", "optim", "distributions", "data", "parametrize",
              "hooks", "checkpoint", "amp", "func", "autograd_function", "std_functools", "std_builtins", "std_random",
-             "std_copy", "std_weakref", "std_argparse", "lightning", "accelerate", "deepspeed", "transformers", "mmengine")
+             "std_copy", "std_weakref", "std_argparse", "lightning", "accelerate", "deepspeed", "transformers",
+             "mmengine")
 
 
 @cache
