@@ -891,7 +891,7 @@ class CallEvaluation:
                 if attribute.kind is Kind.TENSOR:
                     attribute = Value(Kind.MODULE, label=dotted(func))
                 return self.call_value(call, attribute, dotted(func), args, kwargs, state, frame)
-        if method in api.backward_methods():
+        if method in api.backward_methods() and _may_hand_a_loss(method, call):
             args, kwargs = self.eval_args(call, state, frame)
             if receiver.nodes or receiver.grad or not args:
                 self.backward(call, [(func.value, receiver)], kwargs, state, frame,
@@ -1291,3 +1291,19 @@ def _reads_gradients(node: cst.CSTNode) -> bool:
 
     node.visit(Finder())
     return found
+
+
+def _may_hand_a_loss(method: str, call: cst.Call) -> bool:
+    """Whether a call of a method whose backward starts from its argument (mmengine's
+    `optim_wrapper.update_params(loss)`) can be one: it hands a first argument over, and not a
+    collection written out (`patched.update_params(params=[...])` of another library installs
+    weights). A method whose backward may start from its receiver (`loss.backward()`) always can."""
+    roots = api.backward_roots(method)
+    if any(root is not Role.ARGUMENT for root in roots):
+        return True
+    first = call.args[0] if call.args else None
+    if first is None or first.keyword is not None or first.star:
+        return False
+    return not isinstance(first.value, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp,
+                                        cst.DictComp, cst.GeneratorExp))
+

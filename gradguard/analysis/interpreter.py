@@ -767,6 +767,15 @@ class Interpreter(Evaluator):
         container nothing ever set to None (`cached = cache.get(net)` after the cache was filled).
         Not a tensor: an attribute such as `p.grad` may be None whatever the model says of it."""
         expr, positive = strip_not(test)
+        if isinstance(expr, cst.BooleanOperation):
+            # `t_eval is not None and interpolator is not None` with no interpolator passed.
+            parts = (self.none_test(expr.left, state, frame), self.none_test(expr.right, state, frame))
+            both = isinstance(expr.operator, cst.And)
+            if both and (False in parts) or not both and (True in parts):
+                return (not both) == positive
+            if parts == (both, both):
+                return both == positive
+            return None
         if not (isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1):
             return None
         comparison = expr.comparisons[0]

@@ -191,6 +191,14 @@ def backward_methods() -> frozenset[str]:
 
 
 @cache
+def backward_roots(method: str) -> frozenset[Role | None]:
+    """What the backward pass of a method named so starts from, over every receiver that has one
+    (`backward`: the receiver, a tensor, or the argument, an accelerator's)."""
+    return frozenset(f.root for f in all_facts() if f.name == method and f.backward is not None
+                     and f.receiver is not None)
+
+
+@cache
 def framework_steps() -> frozenset[str]:
     """Methods a training framework calls once per batch and backward()s what they return
     (Lightning's `training_step`, mmcv's `train_step`, the transformers Trainer's `compute_loss`)."""
