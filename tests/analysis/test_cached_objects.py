@@ -205,3 +205,73 @@ def test_a_callable_bound_to_an_object_counts_as_that_object() -> None:
     module = Value(Kind.MODULE)
     assert an_object(Value(Kind.FUNCTION, bound=module))
     assert not an_object(Value(Kind.FUNCTION))
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("loss.backward()", True),
+        ("accelerator.backward(loss)", True),
+        ("optim_wrapper.update_params(loss)", True),
+        ("optim_wrapper.update_params(total_loss * 0.5)", True),
+        # higher's patched module installs fast weights: no loss is handed over.
+        ("f_net.update_params(params=[w - lr * g for w, g in zip(ws, gs)])", False),
+        ("f_net.update_params([w - lr * g for w, g in zip(ws, gs)])", False),
+        ("f_net.update_params()", False),
+        ("self.manual_backward(loss)", True),
+        ("self.manual_backward(*losses)", False),
+    ],
+)
+def test_a_backward_method_that_starts_from_its_argument_needs_a_loss_handed_over(call: str, expected: bool) -> None:
+    import libcst as cst
+
+    from gradguard.analysis.calls import _may_hand_a_loss
+
+    parsed = cst.parse_expression(call)
+    assert isinstance(parsed, cst.Call) and isinstance(parsed.func, cst.Attribute)
+    assert _may_hand_a_loss(parsed.func.attr.value, parsed) is expected
+
+
+DEAD_BRANCH = """
+import torch
+import torch.nn as nn
+
+net = nn.Linear(2, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+cache = []
+
+
+def solve(x, steps, interpolator=None, t_eval=None):
+    out = [x]
+    for _ in range(steps):
+        x = x + 0.1 * net(x)
+        if t_eval is not None and interpolator is not None:
+            out.append(interpolator.evaluate(x, cache))
+        elif not (interpolator is None or t_eval is None):
+            out.append(interpolator.evaluate(out[0], cache))
+        out.append(x)
+    return torch.stack(out)
+
+
+x0 = torch.zeros(1, 2, requires_grad=True) + 0.5
+for step in range(3):
+    loss = solve(x0, 4).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_branch_that_needs_an_argument_nobody_passed_is_not_taken() -> None:
+    """`if t_eval is not None and interpolator is not None:` in a solver called without either:
+    None tests are decided through `and`, `or` and `not` by the values (torchdyn, r43/r44)."""
+    assert [d.code for d in analyze(DEAD_BRANCH)] == []
+    taken = DEAD_BRANCH.replace("solve(x0, 4)", "solve(x0, 4, interpolator=Interp(), t_eval=[1.0])").replace(
+        "cache = []", "cache = []\n\n\nclass Interp:\n    def evaluate(self, x, kept):\n        kept.append(x)\n"
+        "        return kept[0]")
+    # Taken, the branch reuses the first step's state, whose graph the first backward freed.
+    assert {d.code for d in analyze(taken)} & {"GG003", "GG006"}
+    pytest.importorskip("torch")
+    exec(compile(DEAD_BRANCH, "<dead>", "exec"), {"__name__": "__main__"})
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        exec(compile(taken, "<taken>", "exec"), {"__name__": "__main__"})
