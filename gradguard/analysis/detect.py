@@ -347,6 +347,9 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         read = outermost(chosen.via)
     created_loops = chosen.loops if chosen is not None else met.created_loops
     old_generation = chosen.old if chosen is not None else all(generation_of(n) for n in stale)
+    # Freed by this very call, in a loop: on an earlier iteration, whatever the count of its site says
+    # (a cache filled on the first pass only, `if self.cache is None:`, never runs its site again).
+    old_generation = old_generation or (freed_by is failing and bool(failing.loops))
     before = [loop_ for loop_ in failing.loops if loop_ not in created_loops]
     before_loop = before[-1] if before else None
 
