@@ -347,9 +347,6 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
         read = outermost(chosen.via)
     created_loops = chosen.loops if chosen is not None else met.created_loops
     old_generation = chosen.old if chosen is not None else all(generation_of(n) for n in stale)
-    # Freed by this very call, in a loop: on an earlier iteration, whatever the count of its site says
-    # (a cache filled on the first pass only, `if self.cache is None:`, never runs its site again).
-    old_generation = old_generation or (freed_by is failing and bool(failing.loops))
     before = [loop_ for loop_ in failing.loops if loop_ not in created_loops]
     before_loop = before[-1] if before else None
 
@@ -430,6 +427,12 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
             cause = Cause.MEMOIZED
         else:
             cause = Cause.LOOP_CARRIED
+    elif freed_by is failing and failing.loops and carrier is not None and not state_like \
+            and _guarded(program, facts, carrier.assignments):
+        # Freed by this very call on an earlier iteration, and kept behind a test of the cache
+        # itself (`if self.cache is None:`): filled on the first pass only, its site never runs again.
+        cause = Cause.MEMOIZED
+        loop = _carrying_loop(failing, created_loops)
     elif carrier is not None and carrier.fed and _produced_by_another_model(program, read, carrier.first_reads,
                                                                             why.stepped):
         cause = Cause.GAN_REUSE
