@@ -19,7 +19,7 @@ import libcst as cst
 
 from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.api import TRAINING, Cache
+from gradguard.analysis.api import TRAINING, Cache, lookup
 from gradguard.analysis.calls import viewed_base
 from gradguard.analysis.conditions import (
     EQUALITY,
@@ -779,8 +779,22 @@ class Interpreter(Evaluator):
         if not (isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1):
             return None
         comparison = expr.comparisons[0]
-        if not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None") \
-                or not isinstance(comparison.operator, (cst.Is, cst.IsNot)):
+        equal = isinstance(comparison.operator, (cst.Is, cst.Equal))
+        if not isinstance(comparison.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+            return None
+        if isinstance(comparison.comparator, (cst.Name, cst.Attribute)) and isinstance(expr.left, cst.Call) \
+                and len(expr.left.args) == 1 and not expr.left.args[0].keyword:
+            # `type(interpolator) == str` of an interpolator that is None: NoneType is no class the
+            # facts know (a library dispatching on the type of an optional argument).
+            called = self.qualified(expr.left.func, state, frame)
+            fact = lookup(called) if called is not None else None
+            compared = self.qualified(comparison.comparator, state, frame)
+            of = self.peek(expr.left.args[0].value, state, frame)
+            if fact is not None and fact.type_of and compared is not None and lookup(compared) is not None \
+                    and of is not None and of.kind is Kind.NONE and not of.nodes:
+                return (not equal) == positive
+            return None
+        if not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
             return None
         value = self.peek(expr.left, state, frame)
         if value is None:
@@ -791,7 +805,7 @@ class Interpreter(Evaluator):
             is_none = False
         else:
             return None
-        return (is_none == isinstance(comparison.operator, cst.Is)) == positive
+        return (is_none == equal) == positive
 
     def refine_none(self, test: cst.BaseExpression, then: State, otherwise: State, frame: Frame) -> None:
         """`if x is None:` / `if x is not None:`: in the branch where `x` is None, it holds no graph."""

@@ -275,3 +275,21 @@ def test_a_branch_that_needs_an_argument_nobody_passed_is_not_taken() -> None:
     exec(compile(DEAD_BRANCH, "<dead>", "exec"), {"__name__": "__main__"})
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         exec(compile(taken, "<taken>", "exec"), {"__name__": "__main__"})
+
+
+def test_a_type_test_of_an_optional_argument_left_none_is_not_taken() -> None:
+    """torchdyn's `odeint`: `if type(interpolator) == str: interpolator = str_to_interp(...)` with no
+    interpolator given leaves it None, so the solver's dense-output branch never runs."""
+    dispatching = DEAD_BRANCH.replace(
+        "def solve(x, steps, interpolator=None, t_eval=None):\n    out = [x]\n",
+        "def solve(x, steps, interpolator=None, t_eval=None):\n    if type(interpolator) == str:\n"
+        "        interpolator = Interp()\n        t_eval = [1.0]\n    out = [x]\n").replace(
+        "cache = []", "cache = []\n\n\nclass Interp:\n    def evaluate(self, x, kept):\n        kept.append(x)\n"
+        "        return kept[0]")
+    assert [d.code for d in analyze(dispatching)] == []
+    chosen = dispatching.replace("solve(x0, 4)", 'solve(x0, 4, interpolator="cubic")')
+    assert {d.code for d in analyze(chosen)} & {"GG003", "GG006"}
+    pytest.importorskip("torch")
+    exec(compile(dispatching, "<dispatching>", "exec"), {"__name__": "__main__"})
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        exec(compile(chosen, "<chosen>", "exec"), {"__name__": "__main__"})

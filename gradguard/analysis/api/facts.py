@@ -239,6 +239,8 @@ class Fact:
     declares_option: bool = False
     # A namespace of parsed options (`args = parser.parse_args()`): each option holds one of its values.
     holds_options: bool = False
+    # `type(x)`: the class of its argument (`type(x) == str` of an `x` that is None is false).
+    type_of: bool = False
     # With Returns.ITEM, on a mapping: the position of the argument a missing key gives back, None
     # when it is not passed (`d.get(key, default)`).
     missing: int | None = None

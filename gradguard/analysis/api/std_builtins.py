@@ -11,7 +11,8 @@ FACTS: tuple[Fact, ...] = (
     Fact("sum", returns=Returns.DERIVED, saves=False),
     # max/min compare and hand back one of their arguments: no new node.
     *facts(("max", "min"), returns=Returns.DERIVED, saves=False),
-    *facts(("float", "int", "bool", "str", "repr", "id", "hash", "type", "format", "round", "math.isnan",
+    Fact("type", returns=Returns.VALUE, pure=True, type_of=True),
+    *facts(("float", "int", "bool", "str", "repr", "id", "hash", "format", "round", "math.isnan",
             "math.isfinite", "math.isinf", "numpy.array", "numpy.asarray", "numpy.mean"), returns=Returns.VALUE),
     # Pure: a condition over them holds the same until their arguments change.
     *facts(("len", "issubclass", "callable"), returns=Returns.VALUE, pure=True),
