@@ -20,7 +20,7 @@ from gradguard.analysis.api import (
 )
 from gradguard.analysis.api.torch_functions import ROOT_KEYWORDS
 from gradguard.analysis.api.torch_tensor import GRADIENT
-from gradguard.analysis.conditions import option_values
+from gradguard.analysis.conditions import option_dest, option_values
 from gradguard.analysis.names import canonical, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo
 from gradguard.analysis.state import (
@@ -435,7 +435,13 @@ class CallEvaluation:
             if declared is not None:
                 stored, values = declared
                 # Declared twice (two parsers, one per mode): one of either's values.
-                self.option_domains[stored] = self.option_domains.get(stored, frozenset()) | values
+                known = self.option_domains.get(stored, frozenset())
+                self.option_domains[stored] = None if known is None else known | values
+            else:
+                stored = option_dest(call)
+                if stored is not None:
+                    # Declared again without choices (another parser's option of the same name): any value.
+                    self.option_domains[stored] = None
             return NONE
         if name in K.BACKWARD_FUNCTIONS:
             roots = args[:1] or [(None, next((kwargs[k] for k in ROOT_KEYWORDS if k in kwargs), UNKNOWN))]

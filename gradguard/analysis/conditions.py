@@ -266,19 +266,16 @@ _OPERATORS: dict[type, str] = {
 OPTION_ATOM = "<option>:"
 
 
-def option_values(call: cst.Call) -> tuple[str, frozenset[str]] | None:
-    """For `parser.add_argument("--loss", choices=["l1", "l2"], default="l1")`: the attribute the
-    option is stored as and every literal it can hold (its choices, and the default when the option
-    may be left out: None when no default is given). None when that is not known from the call."""
+def option_dest(call: cst.Call) -> str | None:
+    """The attribute `parser.add_argument("--loss-type", ...)` stores its option as (`loss_type`, or
+    its `dest=`), None when the call does not say it plainly."""
     names = [arg.value.evaluated_value for arg in call.args
              if arg.keyword is None and isinstance(arg.value, cst.SimpleString)]
-    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
     if not names or len(names) != sum(arg.keyword is None for arg in call.args) \
-            or not all(isinstance(name, str) for name in names) or "choices" not in keywords \
-            or "nargs" in keywords or "action" in keywords:
+            or not all(isinstance(name, str) for name in names):
         return None
+    dest = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "dest"), None)
     flags = [name for name in names if name.startswith("-")]  # type: ignore[union-attr]
-    dest = keywords.get("dest")
     if isinstance(dest, cst.SimpleString):
         stored = dest.evaluated_value
     elif flags:
@@ -286,8 +283,19 @@ def option_values(call: cst.Call) -> tuple[str, frozenset[str]] | None:
         stored = flag.lstrip("-").replace("-", "_")
     else:
         stored = names[0]
-    if not isinstance(stored, str) or not stored.isidentifier():
+    return stored if isinstance(stored, str) and stored.isidentifier() else None
+
+
+def option_values(call: cst.Call) -> tuple[str, frozenset[str]] | None:
+    """For `parser.add_argument("--loss", choices=["l1", "l2"], default="l1")`: the attribute the
+    option is stored as and every literal it can hold (its choices, and the default when the option
+    may be left out: None when no default is given). None when that is not known from the call."""
+    stored = option_dest(call)
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if stored is None or "choices" not in keywords or "nargs" in keywords or "action" in keywords:
         return None
+    flags = [arg for arg in call.args if arg.keyword is None and isinstance(arg.value, cst.SimpleString)
+             and str(arg.value.evaluated_value).startswith("-")]
     choices = keywords["choices"]
     if not isinstance(choices, (cst.List, cst.Tuple, cst.Set)) or not choices.elements:
         return None

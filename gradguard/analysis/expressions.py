@@ -191,7 +191,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # Condition atoms made so far (their order: the oldest is forgotten first).
         self.atom_seq = 0
         # The values each command-line option declared with `choices` can hold, by attribute name.
-        self.option_domains: dict[str, frozenset[str]] = {}
+        # (None: declared somewhere without them, so it may hold anything.)
+        self.option_domains: dict[str, frozenset[str] | None] = {}
         # Object atoms (see `object_atom_key`) that paths joined inside the current entry-level
         # statement disagreed on: the statement is run again once per truth (`Interpreter.split_parts`).
         self.split_atoms: dict[str, Atom] = {}
@@ -888,6 +889,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         (`args.model in {"LSTM", "GRU"}`), until the program assigns it, so a chain of tests that
         covers them all leaves no path past its last arm."""
         for stored, values in self.option_domains.items():
+            if values is None:
+                continue
             subject = f"{name}.{stored}"
             self.atom_seq += 1
             state.assume[OPTION_ATOM + subject] = Atom(

@@ -276,7 +276,7 @@ class Interpreter(Evaluator):
         nothing (the caller's conditions, as seen from the branches of a call it made). Paths that
         bind different names are told apart too: joined, a name bound on one arm only would seem
         bound on the other (`if args.task in (...): aux = ...` read again under `else`)."""
-        def freed_facts(part: State) -> tuple[frozenset[int], tuple[frozenset[str], ...]]:
+        def told_apart_by(part: State) -> tuple[frozenset[int], tuple[frozenset[str], ...]]:
             return frozenset(part.freed), tuple(frozenset(frame) for frame in part.frames)
 
         best: tuple[tuple[bool, int, int], str] | None = None
@@ -291,7 +291,7 @@ class Interpreter(Evaluator):
         if len(shared) < len(seqs):
             for key in shared:
                 del seqs[key]
-        facts = [(part.partition_key(), freed_facts(part)) for part in parts]
+        facts = [(part.partition_key(), told_apart_by(part)) for part in parts]
         groups = len({partition for partition, _ in facts})
         for key, seq in seqs.items():
             merged: dict[frozenset[tuple[str, bool]], set[tuple[frozenset[int], tuple[frozenset[str], ...]]]] = {}

@@ -137,3 +137,13 @@ def test_what_an_option_can_hold_is_read_from_its_declaration(
         call: str, expected: tuple[str, set[str]] | None) -> None:
     found = option_values(cst.parse_expression(call))  # type: ignore[arg-type]
     assert (found if found is None else (found[0], set(found[1]))) == expected
+
+
+def test_an_option_another_parser_declares_without_choices_may_hold_anything() -> None:
+    """Two parsers of one script (training and evaluation) both declare `--model`, one without
+    choices: parsed by that one, `args.model` may be None, and the chain is not exhaustive."""
+    source = _program().replace(
+        "args = parser.parse_args([])",
+        'eval_parser = argparse.ArgumentParser()\neval_parser.add_argument("--model", type=str)\n'
+        "args = eval_parser.parse_args([])")
+    assert ("GG003", _backward_line(source)) in _findings(source)
