@@ -8,6 +8,7 @@ qualified name, a function or class of this file (inlined), a module (a graph so
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import libcst as cst
@@ -41,7 +42,7 @@ from gradguard.analysis.scopes import (
     placement,
 )
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, HeapKey, State, heap_owner
-from gradguard.analysis.summaries import Recorder, Summaries
+from gradguard.analysis.summaries import Entry, Recorder, Summaries, Summary, apply_entry
 from gradguard.parse import nodes_of
 from gradguard.analysis.values import (
     DATA,
@@ -368,9 +369,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
         return decide(test, state.assume)
 
     def invalidate(self, state: State, name: str | None = None, text: str | None = None,
-                   heap: tuple[str, str] | None = None) -> None:
-        """An assignment: the path forgets the conditions that read what it assigned."""
+                   heap: tuple[str, str] | None = None, index: int | None = None) -> None:
+        """An assignment: the path forgets the conditions that read what it assigned. `index`: the
+        frame a variable is bound in; a call's own locals are nothing its callers read (its run
+        forgets their conditions on a name it shadows only while it runs, `Recorder.depth`)."""
         for recorder in self.recorders:
+            if name is not None and index is not None and index >= recorder.depth:
+                continue
             recorder.assigned.add((name, text, heap))
         for atom in state.assign_invalidates(name=name, text=text, heap=heap):
             if atom.level == 0 and atom.heap:
@@ -402,6 +407,14 @@ class Evaluator(CallEvaluation, AutogradEvents):
         """Every heap entry whose owner and attribute start so is read."""
         for recorder in self.recorders:
             recorder.heap_scans.add((owner_prefix, attribute_prefix))
+
+    def note_evaluation(self, entry: Entry) -> None:
+        """Record a fact keyed by how often a site had been evaluated (what a module call's node
+        keeps, where a saved tensor is held) in the table it belongs to, and in the journal of every
+        call under way: a summary replays it shifted to the counts of the state it is taken in."""
+        apply_entry(self, entry)
+        for recorder in self.recorders:
+            recorder.journal.append(entry)
 
     def consult(self, *keys: str) -> None:
         """The analysis reads (or tests for) these assumptions of the path: a summary of a call
@@ -665,7 +678,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         index = 0 if name in frame.global_names else len(state.frames) - 1
         state.frames[index][name] = value
         state.defs[index][name] = frozenset({statement})
-        self.invalidate(state, name=name)
+        self.invalidate(state, name=name, index=index)
 
     def note_reset(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame) -> None:
         """A container emptied inside a loop (`xs = []`, `del xs[:]`) does not grow across it."""
@@ -689,7 +702,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if name in state.frames[index]:
                 state.frames[index][name] = value
                 state.defs[index][name] = state.defs[index].get(name, frozenset()) | {statement}
-                self.invalidate(state, name=name)
+                self.invalidate(state, name=name, index=index)
                 return
         self.assign(target, value, state, frame, statement, None, rebinds=False)
 
@@ -698,7 +711,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         index = 0 if name in frame.global_names else len(state.frames) - 1
         state.frames[index].pop(name, None)
         state.defs[index].pop(name, None)
-        self.invalidate(state, name=name)
+        self.invalidate(state, name=name, index=index)
 
     def defs_of(self, holder: Holder, state: State, frame: Frame) -> frozenset[cst.CSTNode]:
         """The statements that last assigned a holder."""
@@ -1444,10 +1457,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
             # By evaluation count, not node id: paths run apart age node ids apart. A node that keeps
             # no weights (`keeps_weights`) is not changed by a step of their optimizer.
             if keeps_weights:
-                self.module_calls[(site, epoch + 1)] = owners
+                self.note_evaluation(("calls", site, epoch + 1, owners))
             inner = self.outside_label(consumer) if consumer else (self.owner_paths[-1] if self.owner_paths else "")
             if inner and inner != "self":
-                self.module_labels[(site, epoch + 1)] = inner
+                self.note_evaluation(("labels", site, epoch + 1, inner))
         # Another path (the other arm of an `if` both of whose arms run this code) already made
         # this evaluation's node: its origin is this one's too.
         sibling = self.origins.get(node_id(site)) if self.origin_epochs.get(site, 1) >= epoch + 1 else None
@@ -1494,19 +1507,19 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 continue
             made = _made_by(value, state)
             if made is not None:
-                self.saved_made.setdefault(made, set()).add((site, count))
+                self.note_evaluation(("made", made, site, count))
             if expr is None:
                 continue
             holder = self.holder_of(viewed_base(expr), state, frame)
             if holder is not None:
-                self.saved_by.setdefault(scoped_key(holder, frame), set()).add((site, count))
+                self.note_evaluation(("by", scoped_key(holder, frame), site, count))
 
     def note_saved_parameters(self, key: HeapKey | None, site: int, state: State) -> None:
         """A module call's node keeps the parameters of the module (and of the objects whose forward
         runs it), keyed as `CallEvaluation.parameters_key` keys them."""
         count = state.epochs.get(site, 0)
         for held in ([key] if key is not None else []) + self.modules_running:
-            self.saved_by.setdefault(held, set()).add((site, count))
+            self.note_evaluation(("by", held, site, count))
 
     def tie(self, target: cst.Attribute, source: cst.BaseExpression, state: State, frame: Frame) -> None:
         """`self.out.weight = self.embed.weight` (tied weights): one tensor, held at both places. Each
@@ -1534,7 +1547,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         if tied:
             site = self.site(call, frame)
             for key in tied:
-                self.saved_by.setdefault(key, set()).add((site, state.epochs.get(site, 0)))
+                self.note_evaluation(("by", key, site, state.epochs.get(site, 0)))
 
     def set_training(self, module: Value, mode: bool, state: State) -> None:
         """A project module (and every project module below it) is in training mode or not from here:
@@ -1668,6 +1681,33 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     return False
             return name not in K.NON_SAVING_FUNCTIONS
         return True
+
+    def origins_made(self, ran: dict[int, int], state: State) -> dict[int, list[tuple[int, Origin]]]:
+        """How the nodes a finished call made came to be, by site and generation (those of sites no
+        other path has evaluated more often: the origins are shared by every path)."""
+        made: dict[int, list[tuple[int, Origin]]] = {}
+        for site, more in ran.items():
+            if self.origin_epochs.get(site, 1) != state.epochs.get(site, 0):
+                continue
+            made[site] = [(generation, origin) for generation in range(min(more, GENERATIONS - 1))
+                          if (origin := self.origins.get(node_id(site, generation))) is not None]
+        return made
+
+    def replayed_evaluations(self, summary: Summary, before: dict[int, int],
+                             delta: Callable[[int], int]) -> None:
+        """A summarised call is taken again: its sites ran again as they did in its run (what
+        `refresh` replays on values read before it; how the nodes it made came to be, with the
+        evaluation counts they name shifted to this state's)."""
+        for site, more in summary.ran.items():
+            first = before.get(site, 0)
+            self.renamed.extend((site, first + k) for k in range(more) if first + k)
+            end = first + more
+            self._age_origin(site, end)
+            if self.origin_epochs.get(site, 1) != end:
+                continue
+            for generation, origin in summary.origins.get(site, ()):
+                self.origins[node_id(site, generation)] = replace(
+                    origin, stamps={s: count + delta(s) for s, count in origin.stamps.items()})
 
     def _age_origin(self, site: int, epoch: int) -> None:
         """The site is evaluated for the `epoch`-th time: the origins of its earlier evaluations

@@ -41,7 +41,7 @@ from gradguard.analysis.expressions import (
 )
 from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
 from gradguard.analysis.scopes import assigned_in
-from gradguard.analysis.state import OPAQUE, ClassInfo, Frame, FunctionInfo, HeapKey, State, heap_owner
+from gradguard.analysis.state import OPAQUE, ClassInfo, Frame, FunctionInfo, HeapKey, State, heap_owner, invalidated
 from gradguard.analysis.summaries import Recorder
 from gradguard.analysis.values import (
     CAPTURED,
@@ -1249,11 +1249,12 @@ class Interpreter(Evaluator):
             for recorder in self.recorders:
                 recorder.absorb(summary.recorder)
             self.last_returns = []
-            return self.summaries.replay(summary, state)
+            return self.summaries.replay(summary, state, self)
         started = self.summaries.begin(args, kwargs, self_value, state, info.nested)
         first_atom = self.atom_seq
         recorded = self._recorded()
-        recorder = Recorder()
+        recorder = Recorder(depth=len(state.frames))
+        entry_assume = dict(state.assume)
         for outer in self.recorders:
             outer.functions.add(info.node)
         recorder.functions.add(info.node)
@@ -1263,10 +1264,14 @@ class Interpreter(Evaluator):
             result = self._inline_call(info, args, kwargs, state, frame, self_value, call)
         finally:
             self.recorders.pop()
+        if len(state.assume) < len(entry_assume) or state.assume.keys() != entry_assume.keys():
+            restore_shadowed(state, entry_assume, recorder)
         if self.atom_seq != first_atom:
             forget_private_objects(state, first_atom, [result, *([self_value] if self_value is not None else [])])
         if self._recorded() == recorded:
-            self.summaries.keep(site, started, state, result, recorder)
+            kept = self.summaries.keep(site, started, state, result, recorder)
+            if kept is not None:
+                kept.origins = self.origins_made(kept.ran, state)
         return result
 
     def _recorded(self) -> tuple[object, ...]:
@@ -1746,6 +1751,19 @@ def _is_literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Name):
         return node.value in ("True", "False", "None")
     return isinstance(node, (cst.BaseNumber, cst.BaseString, cst.UnaryOperation))
+
+
+def restore_shadowed(state: State, entry: dict[str, Atom], recorder: Recorder) -> None:
+    """A call that binds a local of the same name as a variable its caller's conditions read
+    (`i = 1` in a model's forward, `i % 100 == 0` tested in the training loop) forgets them while
+    it runs (its own tests of `i` are not the caller's); once it returns they hold again, unless
+    the call assigned something they read that its caller sees."""
+    if state.dead:
+        return
+    for key, atom in entry.items():
+        if key not in state.assume and atom.level <= len(state.frames) \
+                and not any(invalidated(atom, *assignment) for assignment in recorder.assigned):
+            state.assume[key] = atom
 
 
 def forget_private_objects(state: State, first_atom: int, results: list[Value]) -> None:

@@ -6,36 +6,88 @@ path partition, with the very same inputs. Its analysis is kept as a summary: th
 from (the arguments, the receiver, and everything of the state a call can read) and what it gave
 back. A later call from the same inputs takes the result instead of running the body again.
 
-A run is kept only when what it changed is replayed exactly: how often each site ran, and
-attributes of objects set to values that hold no graph node (an evaluation helper building `Boxes`
-of its own). No variable, freed node, assumed condition or optimizer state may differ afterwards,
-its result holds no graph node either (nodes are named after how often their site ran, so a graph
-made by another run is not this run's), and it recorded nothing for the caller's statement (a
-freeing backward, a flag split).
+A run is kept only when what it changed is replayed exactly: how often each site ran (a node is
+named by how many evaluations of its site ago it was made, so a run from the same inputs makes the
+same result, and ages the caller's nodes of its sites as the run did), attributes of objects set to
+values that hold no graph node (an evaluation helper building `Boxes` of its own), and the facts
+recorded by evaluation count (`Entry`: what a module call's node keeps, where a saved tensor is
+held), shifted to the counts of the state the summary is taken in. No variable, freed node, assumed
+condition or optimizer state may differ afterwards but by that ageing, and the run recorded nothing
+for the caller's statement (a freeing backward, a flag split). A model's forward called at every
+pass and path of a training loop is so analysed once per distinct input.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import libcst as cst
 
 from gradguard.analysis.conditions import EQUALITY, Atom, Membership
 from gradguard.analysis.state import HeapKey, State, invalidated
-from gradguard.analysis.values import GENERATIONS, Value
+from gradguard.analysis.values import GENERATIONS, Origin, Value
 
 # How many summaries are kept per call site (the most recent first out).
 MAX_PER_SITE = 8
 
+# A fact recorded by evaluation count: ("calls", site, count, owners): the node of that evaluation of
+# a module call keeps the owners' parameters; ("labels", site, count, label): the module it called;
+# ("made", (site, count), site2, count2): the tensor that evaluation made is kept by that one's node;
+# ("by", holder key, site, count): the tensor held there is.
+Entry = tuple[Any, ...]
+
+
+class EvaluationTables(Protocol):
+    module_calls: dict[tuple[int, int], frozenset[str]]
+    module_labels: dict[tuple[int, int], str]
+    saved_made: dict[tuple[int, int], set[tuple[int, int]]]
+    saved_by: dict[tuple[str, ...], set[tuple[int, int]]]
+
+
+class ReplayTarget(EvaluationTables, Protocol):
+    def note_evaluation(self, entry: Entry) -> None: ...
+
+    def replayed_evaluations(self, summary: Summary, before: dict[int, int],
+                             delta: Callable[[int], int]) -> None: ...
+
+
+def apply_entry(tables: EvaluationTables, entry: Entry) -> None:
+    kind = entry[0]
+    if kind == "calls":
+        tables.module_calls[(entry[1], entry[2])] = entry[3]
+    elif kind == "labels":
+        tables.module_labels[(entry[1], entry[2])] = entry[3]
+    elif kind == "made":
+        tables.saved_made.setdefault(entry[1], set()).add((entry[2], entry[3]))
+    else:
+        tables.saved_by.setdefault(entry[1], set()).add((entry[2], entry[3]))
+
+
+def shift_entry(entry: Entry, delta: Callable[[int], int]) -> Entry:
+    """The entry of the same evaluations, counted in a state where each site ran `delta(site)` more
+    times before the call than in the run that recorded it."""
+    kind = entry[0]
+    if kind in ("calls", "labels"):
+        return (kind, entry[1], entry[2] + delta(entry[1]), entry[3])
+    if kind == "made":
+        made = entry[1]
+        return (kind, (made[0], made[1] + delta(made[0])), entry[2], entry[3] + delta(entry[2]))
+    return (kind, entry[1], entry[2], entry[3] + delta(entry[2]))
+
 
 def exactly(a: Any, b: Any) -> bool:
-    """Whether two abstract values are the same in every field (nested values by identity)."""
+    """Whether two abstract values are the same in every field, nested values included (a container
+    whose items a run aged is another object than the one the run it is compared with aged)."""
     if a is b:
         return True
-    if type(a) is not Value or type(b) is not Value:
-        return a == b
-    return a.__dict__ == b.__dict__
+    if type(a) is Value and type(b) is Value:
+        mine, theirs = a.__dict__, b.__dict__
+        return all(exactly(value, theirs[key]) for key, value in mine.items())
+    if type(a) is tuple and type(b) is tuple:
+        return len(a) == len(b) and all(exactly(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 def _same_map(mine: dict, theirs: dict) -> bool:
@@ -64,6 +116,10 @@ class Recorder:
     heap_keys: set[HeapKey] = field(default_factory=set)
     heap_owners: set[str] = field(default_factory=set)
     heap_scans: set[tuple[str, str]] = field(default_factory=set)
+    # How many frames the caller's state had: variables bound in deeper ones are the call's own.
+    depth: int = 0
+    # The facts recorded by evaluation count, in order (`Entry`).
+    journal: list[Entry] = field(default_factory=list)
     # Once its summary is kept the record no longer changes, and what it touches is asked again at
     # every look-up of the summary, for every entry of the heap: the answers are kept.
     sealed: bool = False
@@ -148,6 +204,18 @@ class Inputs:
         heap, hdefs = _heap_view(self.heap, self.hdefs, recorder, view.sites, view.held)
         return Inputs(frames, defs, heap, hdefs, _freed_at(self.freed, view.sites, copy=False), assume, self.rest)
 
+    def aged(self, shifts: dict[int, int]) -> Inputs:
+        """These inputs once each site of `shifts` ran that many more times (its nodes older
+        wherever they are held, its freed nodes aged), as a run of those sites leaves them."""
+        if not shifts:
+            return self
+        scratch = State.__new__(State)
+        scratch.frames = [dict(f) for f in self.frames]
+        scratch.heap = dict(self.heap)
+        scratch.freed = dict(self.freed)
+        scratch.rename_sites(shifts)
+        return replace(self, frames=scratch.frames, heap=scratch.heap, freed=scratch.freed)
+
     def same(self, other: Inputs) -> bool:
         if self.rest != other.rest or self.assume != other.assume or self.freed != other.freed \
                 or self.hdefs != other.hdefs:
@@ -229,6 +297,10 @@ class Summary:
     result: Value
     ran: dict[int, int]  # site -> how many more times it ran during the call
     stored: dict[Any, tuple[Value, Any]]  # the attributes it set: (value, assigning statements)
+    epochs: dict[int, int] = field(default_factory=dict)  # how often each site had run before it
+    journal: list[Entry] = field(default_factory=list)
+    # Per site it ran: how the nodes it made came to be, by generation (`Evaluator.origins`).
+    origins: dict[int, list[tuple[int, Origin]]] = field(default_factory=dict)
 
 
 def _argument_key(args: list[tuple[Any, Value]], kwargs: dict[str, Value], self_value: Value | None) -> tuple:
@@ -290,15 +362,29 @@ class Summaries:
         return found
 
     @staticmethod
-    def replay(summary: Summary, state: State) -> Value:
+    def replay(summary: Summary, state: State, tables: ReplayTarget | None = None) -> Value:
+        """What the summarised run did to `state` and to the analysis's tables, done again; its result."""
+        epochs = summary.epochs
+        now = dict(state.epochs)
+
+        def delta(site: int) -> int:
+            return now.get(site, 0) - epochs.get(site, 0)
+
+        if tables is not None:
+            for entry in summary.journal:
+                tables.note_evaluation(shift_entry(entry, delta))
+        if summary.ran:
+            state.rename_sites(summary.ran)
         for site, more in summary.ran.items():
-            state.epochs[site] = state.epochs.get(site, 0) + more
+            state.epochs[site] = now.get(site, 0) + more
         for key, (value, defs) in summary.stored.items():
             state.heap[key] = value
             if defs is None:
                 state.hdefs.pop(key, None)
             else:
                 state.hdefs[key] = defs
+        if tables is not None:
+            tables.replayed_evaluations(summary, now, delta)
         return summary.result
 
     def begin(self, args: list[tuple[Any, Value]], kwargs: dict[str, Value], self_value: Value | None,
@@ -306,34 +392,40 @@ class Summaries:
         return _argument_key(args, kwargs, self_value), Inputs.of(state), dict(state.epochs), closure
 
     def keep(self, site: tuple[Any, ...], started: tuple[tuple, Inputs, dict[int, int], bool],
-             state: State, result: Value, recorder: Recorder) -> None:
+             state: State, result: Value, recorder: Recorder) -> Summary | None:
         """Keep the run as a summary when it left nothing behind but its result (its callers'
         locals included: a call never changes them, a closure may), with the view of the state
         its inputs are compared in."""
         arguments, before, epochs, closure = started
-        if state.dead or _holds_nodes(result):
-            return
+        if state.dead:
+            return None
+        ran = {site: count - epochs.get(site, 0) for site, count in state.epochs.items()
+               if count != epochs.get(site, 0)}
+        if any(more < 0 for more in ran.values()) or len(state.epochs) < len(epochs):
+            return None
+        # What the caller's state would be if the run had only evaluated its sites.
+        aged = before.aged(ran)
         after = Inputs.of(state)
         stored = {key: (value, state.hdefs.get(key)) for key, value in state.heap.items()
-                  if not exactly(before.heap.get(key, _MISSING), value)}
+                  if not exactly(aged.heap.get(key, _MISSING), value)}
         if any(_holds_nodes(value) for value, _ in stored.values()) or not before.heap.keys() <= state.heap.keys():
-            return
+            return None
         for key in stored:
             # What the summary replays is compared no further.
-            for mine, theirs in ((after.heap, before.heap), (after.hdefs, before.hdefs)):
+            for mine, theirs in ((after.heap, aged.heap), (after.hdefs, aged.hdefs)):
                 if key in theirs:
                     mine[key] = theirs[key]
                 else:
                     mine.pop(key, None)
-        if not before.same(after):
-            return
-        ran = {site: count - epochs.get(site, 0) for site, count in state.epochs.items()
-               if count != epochs.get(site, 0)}
-        if any(more < 0 for more in ran.values()) or len(state.epochs) < len(epochs):
-            return
+        if not aged.same(after):
+            return None
         kept = self.by_site.setdefault(site, [])
         mentioned = frozenset().union(*map(self.mentioned, recorder.functions))
         recorder.sealed = True
         view = View(recorder, closure, mentioned if closure else None, frozenset(ran),
                     mentioned if recorder.functions else None)
-        kept.insert(0, Summary(arguments, view, before.project(view), recorder, result, ran, stored))
+        summary = Summary(arguments, view, before.project(view), recorder, result, ran, stored, epochs,
+                          recorder.journal)
+        kept.insert(0, summary)
+        del kept[MAX_PER_SITE:]
+        return summary

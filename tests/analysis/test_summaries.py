@@ -76,15 +76,61 @@ def test_a_condition_over_what_the_call_assigns_is_never_carried_past_it() -> No
     assert made.find(_SITE, _ARGS, {}, None, later, False) is None
 
 
-def test_a_call_that_changed_the_state_or_returned_a_graph_is_not_kept() -> None:
+def test_a_call_that_stored_a_graph_is_not_kept() -> None:
     state = _state()
     made = Summaries()
     started = made.begin(_ARGS, {}, None, state, False)
     state.heap[("Net", "h")] = Value(Kind.TENSOR, frozenset({60}))
     made.keep(_SITE, started, state, NONE, Recorder())
     assert made.find(_SITE, _ARGS, {}, None, state, False) is None
-    assert _kept(_state(), Recorder(), Value(Kind.TENSOR, frozenset({60}))).find(
-        _SITE, _ARGS, {}, None, _state(), False) is None
+
+
+def _forward_run(before: State) -> tuple[Summaries, Value]:
+    """A model's forward, run from `before`: site 10 evaluated once, its node returned."""
+    made = Summaries()
+    started = made.begin(_ARGS, {}, None, before, False)
+    if before.epochs.get(10):
+        before.rename_site(10)
+    before.epochs[10] = before.epochs.get(10, 0) + 1
+    result = Value(Kind.TENSOR, frozenset({10 * GENERATIONS}), frozenset({10 * GENERATIONS}), True)
+    made.keep(_SITE, started, before, result, Recorder())
+    return made, result
+
+
+def test_a_call_that_returned_a_graph_is_kept_and_ages_the_callers_nodes_of_its_sites() -> None:
+    # The previous iteration's output, held by the caller, is one evaluation older once the forward
+    # runs again: the replay makes it so, as the run itself did.
+    first = _state()
+    first.epochs[10] = 1
+    first.frames.append({"previous": Value(Kind.TENSOR, frozenset({10 * GENERATIONS}), frozenset(), True)})
+    made, result = _forward_run(first)
+    assert first.frames[1]["previous"].nodes == {10 * GENERATIONS + 1}
+    later = _state()
+    later.epochs[10] = 4
+    later.frames.append({"previous": Value(Kind.TENSOR, frozenset({10 * GENERATIONS}), frozenset(), True)})
+    summary = made.find(_SITE, _ARGS, {}, None, later, False)
+    assert summary is not None
+    assert Summaries.replay(summary, later) is result
+    assert later.epochs[10] == 5
+    assert later.frames[1]["previous"].nodes == {10 * GENERATIONS + 1}
+
+
+def test_freed_nodes_of_the_calls_sites_tell_its_inputs_apart() -> None:
+    made, _ = _forward_run(_state())
+    freed = _state()
+    freed.freed[10 * GENERATIONS] = Freed(None)  # type: ignore[arg-type]
+    assert made.find(_SITE, _ARGS, {}, None, freed, False) is None
+    assert made.find(_SITE, _ARGS, {}, None, _state(), False) is not None
+
+
+def test_facts_counted_by_evaluation_are_replayed_at_the_counts_of_the_state_taken_in() -> None:
+    # What a module call's node keeps is recorded by (site, evaluation): a summary taken three
+    # evaluations later records it three evaluations later.
+    shifted = summaries.shift_entry(("calls", 10, 1, frozenset({"generator"})), {10: 3}.get)
+    assert shifted == ("calls", 10, 4, frozenset({"generator"}))
+    made = summaries.shift_entry(("made", (4, 2), 10, 1), lambda site: {4: 1, 10: 3}[site])
+    assert made == ("made", (4, 3), 10, 4)
+    assert summaries.shift_entry(("by", ("generator",), 10, 1), lambda site: 2) == ("by", ("generator",), 10, 3)
 
 
 def test_the_callers_locals_are_inputs_of_a_closure_only_as_far_as_its_code_names_them() -> None:
@@ -201,9 +247,9 @@ def test_a_validation_routine_in_the_training_loop_is_analysed_once_per_input(
     found: list[int] = []
     original = Summaries.replay
 
-    def replay(summary: summaries.Summary, state: State) -> Value:
+    def replay(summary: summaries.Summary, state: State, tables: summaries.ReplayTarget | None = None) -> Value:
         found.append(1)
-        return original(summary, state)
+        return original(summary, state, tables)
 
     monkeypatch.setattr(Summaries, "replay", staticmethod(replay))
     source = textwrap.dedent(_TRAINER).replace("DETACH", detach)
