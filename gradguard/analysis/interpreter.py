@@ -8,6 +8,8 @@ by inlining them with the argument values, closures called by optimizers, and ob
 
 from __future__ import annotations
 
+import ast
+
 import itertools
 import re
 import time
@@ -627,7 +629,7 @@ class Interpreter(Evaluator):
         assigned = self.assigned_attributes(owner.ref)
         if not all(k in state.hdefs or k[1] in assigned for k in heap):
             return None  # an attribute a library maintains (`self.training`) may change behind its back
-        prefix = f"{OBJECT_ATOM}{owner.ref.key}:{owner.label}|"
+        prefix = f"{_object_prefix(owner)}|"
         condition = ObjectCondition(prefix + key, heap, root, prefix, None if equality is None else
                                     (prefix + equality[0], equality[1], equality[2]))
         self.consult(condition.key, *([EQUALITY + condition.equality[0]] if condition.equality else []))
@@ -1604,7 +1606,8 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
 
 
 def _literal_flags(function: cst.CSTNode, call: cst.CSTNode, method: bool) -> dict[str, bool]:
-    """The parameters a call binds to a literal `True` or `False`, passed or by default."""
+    """The parameters a call binds to a literal, passed or by default, with the literal's truth
+    (`backward=True`; `activation=None` or `activation="lrelu"`, tested as `if activation:`)."""
     if not isinstance(function, cst.FunctionDef) or not isinstance(call, cst.Call):
         return {}
     params = [*function.params.posonly_params, *function.params.params]
@@ -1622,10 +1625,22 @@ def _literal_flags(function: cst.CSTNode, call: cst.CSTNode, method: bool) -> di
     flags: dict[str, bool] = {}
     for param in [*params, *function.params.kwonly_params]:
         name = param.name.value
-        expr = given.get(name, param.default)
-        if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-            flags[name] = expr.value == "True"
+        truth = _literal_truth(given.get(name, param.default))
+        if truth is not None:
+            flags[name] = truth
     return flags
+
+
+def _literal_truth(expr: cst.BaseExpression | None) -> bool | None:
+    """The truth of a literal constant (`True`, `None`, `"lrelu"`, `0.0`); None for anything else."""
+    if isinstance(expr, cst.Name):
+        return {"True": True, "False": False, "None": False}.get(expr.value)
+    if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float)):
+        try:
+            return bool(ast.literal_eval(expr.value))
+        except (ValueError, SyntaxError):
+            return None
+    return None
 
 
 # What a call makes that a fix must never make again (`Interpreter.making`).
@@ -1744,7 +1759,16 @@ def _has_call(expr: cst.BaseExpression) -> bool:
 def object_atom_key(owner: Value | None, attribute: str) -> str | None:
     if owner is None or owner.kind is not Kind.INSTANCE or not isinstance(owner.ref, ClassInfo) or not owner.label:
         return None
-    return f"{OBJECT_ATOM}{owner.ref.key}:{owner.label}.{attribute}"
+    return f"{_object_prefix(owner)}.{attribute}"
+
+
+def _object_prefix(owner: Value) -> str:
+    """How a condition over one object's attributes names the object: by its class and name, and by
+    where it was made (the layers a model builds at two places, `EqualLinear(d, activation="lrelu")`
+    in its mapping network and `EqualLinear(d)` in each modulation, are other objects)."""
+    assert isinstance(owner.ref, ClassInfo)
+    made = f"@{owner.alloc}" if owner.alloc is not None else ""
+    return f"{OBJECT_ATOM}{owner.ref.key}:{owner.label}{made}"
 
 
 def _is_literal(node: cst.BaseExpression) -> bool:
