@@ -13,8 +13,8 @@ models/classifier.py:208, where gradguard reports GG003 ("`predL_r` carries the 
 iteration's graph, which the backward at line 208 freed"). This reduction reports the same belief
 as GG002 at the loop's backward ("... freed the graph they share through `predL_r`"); with the
 mask a no-op (`apply_XdGmask` doing nothing) and an empty mask dict it reports GG003 on `predL_r`
-as the original does. Without the `if self.mask_dict is not None: self.apply_XdGmask(...)` call
-inside the loop the finding goes away.
+as the original does. The model apparently does not relate the three tests of `self.mask_dict`
+(through `gradient_per_context`, before the loop and in it).
 """
 import sys
 
