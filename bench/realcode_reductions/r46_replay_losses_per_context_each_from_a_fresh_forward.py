@@ -13,8 +13,14 @@ models/classifier.py:208, where gradguard reports GG003 ("`predL_r` carries the 
 iteration's graph, which the backward at line 208 freed"). This reduction reports the same belief
 as GG002 at the loop's backward ("... freed the graph they share through `predL_r`"); with the
 mask a no-op (`apply_XdGmask` doing nothing) and an empty mask dict it reports GG003 on `predL_r`
-as the original does. The model apparently does not relate the three tests of `self.mask_dict`
-(through `gradient_per_context`, before the loop and in it).
+as the original does. What it needs: the loss is stored and read back by the loop index
+(`predL_r[replay_id] = ...`, `loss_replay[replay_id] = predL_r[replay_id]`, backward of
+`loss_replay[replay_id]`); a store with an unknown index seems to be a weak update of the whole
+list (as in r26), so the read also yields the earlier contexts' losses. Backward-ing the freshly
+computed loss itself (`pred = F.cross_entropy(...)`; `predL_r[replay_id] = pred`; backward of
+`(1 - rnt) * pred / n_replays`) removes the loop's finding. (Tried too: the tests of
+`self.mask_dict` read through one local, the `type(x_) == list` tests removed, the mask call
+removed: the finding stays, as GG002 or GG006 on `y_hat_all`.)
 """
 import sys
 
