@@ -12,8 +12,9 @@ DEQ-Transformer's memories (`_update_mems`: `torch.no_grad()` and `.detach()`) f
 `BalancedDataParallel` (utils/data_parallel.py). With `para_model = model` only, or with
 `nn.DataParallel` as the only wrapper, the finding goes away (in the repository too: with
 `para_model = model.to(device)` the six are gone, though a step-budget note appears at module
-level); it stays when the subclass's forward keeps only `return self.module(*inputs, **kwargs)`
-and the scatter, or only the replicate/parallel_apply/gather part.
+level); it stays when the subclass's forward loses either its scatter part or its
+replicate/parallel_apply/gather part (its first branch, `return self.module(*inputs, **kwargs)`
+when there are no devices, kept in both).
 """
 import argparse
 
