@@ -18,7 +18,8 @@ from typing import Any
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 
 # `%name` and `!cmd` (but not `% b` or `!= b` continuing an expression), `?name` help.
-_MAGIC_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:%[%\w]|![^=]|!$|\?)")
+# `% matplotlib inline` too: IPython reads the magic's name after blanks (no Python line starts with `%`).
+_MAGIC_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:%[ \t]*[%\w]|![^=]|!$|\?)")
 _ASSIGNED_MAGIC = re.compile(r"^(?P<target>[ \t]*[\w.\[\], ]+?[ \t]*=[ \t]*)(?:%\w|![^=])")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _HELP_SUFFIX = re.compile(r"^[ \t]*[\w.]+\?\??[ \t]*$")

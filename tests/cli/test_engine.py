@@ -217,6 +217,12 @@ def test_notebook_program_blanks_ipython_syntax_and_keeps_rows() -> None:
     assert notebook.locate(12) == (6, 1)
 
 
+def test_a_magic_with_blanks_after_its_percent_sign_is_blanked() -> None:
+    # moskomule/ewc.pytorch's demo.ipynb starts with `% matplotlib inline`, which IPython runs.
+    assert python_lines("% matplotlib inline\nimport torch\n  %  time x = 1\n") == [
+        "pass\n", "import torch\n", "  pass\n"]
+
+
 def test_line_continuation_of_a_magic_is_blanked() -> None:
     assert python_lines("!echo a \\\n  b\nx = 1\n") == ["pass\n", "\n", "x = 1\n"]
 

@@ -316,7 +316,7 @@ def programs(draw: st.DrawFn) -> str:
 
 
 TITLES = ("# Training\n", "# Entraînement — “café” 🔥\n", "Notes </script>\n")
-IPYTHON_LINES = ("%matplotlib inline", "!nvidia-smi", "%load_ext autoreload", "files = !ls", "torch.randn?")
+IPYTHON_LINES = ("%matplotlib inline", "% matplotlib inline", "!nvidia-smi", "%load_ext autoreload", "files = !ls", "torch.randn?")
 
 
 @st.composite
