@@ -647,6 +647,12 @@ class CallEvaluation:
         return Value(Kind.LIST, nodes, top, grad=not self.parameters_frozen(module, state),
                      label=f"params:{label}" if label else None, parameters_of=module)
 
+    def parameters_listed(self, module: Value, label: str | None, state: State, fact: Fact) -> Value:
+        """What a module method listing its parameters gives: `parameters_list`, or with `named`
+        (`named_parameters()`) (name, parameter) pairs, the name no graph and no leaf."""
+        listed = self.parameters_list(module, label, state)
+        return replace(listed, item_shape=(False, True)) if fact.named else listed
+
     def parameters_frozen(self, module: Value, state: State) -> bool:
         """Whether the parameters of this very module (an EMA teacher frozen after its copy) are frozen."""
         key = self.parameters_key(module)
@@ -863,7 +869,7 @@ class CallEvaluation:
                 parameters = module_fact.returns is Returns.PARAMETERS
                 if not parameters:
                     return Value(Kind.LIST)
-                return self.parameters_list(receiver, label, state)
+                return self.parameters_listed(receiver, label, state, module_fact)
             if module_fact is not None and module_fact.registers is not None and call.args:
                 args, _ = self.eval_args(call, state, frame)
                 name_node = call.args[0].value
@@ -1067,9 +1073,10 @@ class CallEvaluation:
             if receiver.kind is Kind.TENSOR:
                 return receiver  # an in-place op hands back its receiver
         if receiver.kind is Kind.MODULE or (label is not None and label in self.module_names):
-            returns = self._module_returns(method)
-            if returns is Returns.PARAMETERS:
-                return self.parameters_list(receiver, label, state)
+            module_fact = api.method(method, Receiver.MODULE)
+            returns = module_fact.returns if module_fact is not None else None
+            if module_fact is not None and returns is Returns.PARAMETERS:
+                return self.parameters_listed(receiver, label, state, module_fact)
             if method in K.MODULE_EVIDENCE_METHODS or returns is Returns.BUFFERS:
                 return UNKNOWN
             # A method of a frozen module (`vae.encode(x)`) makes no graph of its own either.

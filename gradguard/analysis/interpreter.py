@@ -1458,8 +1458,13 @@ class Interpreter(Evaluator):
         if iterable.kind is Kind.DATA:
             return iterable
         if iterable.label is not None and iterable.label.startswith("params:"):
-            return Value(Kind.TENSOR, iterable.nodes, iterable.top, iterable.grad or bool(iterable.nodes),
-                         label=iterable.label, parameters_of=iterable.parameters_of)
+            parameter = Value(Kind.TENSOR, iterable.nodes, iterable.top, iterable.grad or bool(iterable.nodes),
+                              label=iterable.label, parameters_of=iterable.parameters_of)
+            if iterable.item_shape is not None:
+                # `for name, p in model.named_parameters():`
+                return Value(Kind.TUPLE, parameter.nodes, parameter.top, parameter.grad,
+                             elems=tuple(parameter if carries else UNKNOWN for carries in iterable.item_shape))
+            return parameter
         if isinstance(iterable.ref, Value) and (iterable.ref.kind is Kind.INSTANCE or (
                 iterable.kind is Kind.LIST and iterable.ref.kind in (Kind.TUPLE, Kind.OPTIMIZER, Kind.MODULE))):
             return iterable.ref

@@ -464,10 +464,15 @@ def _close_dict(mine: dict[Any, Value], theirs: dict[Any, Value]) -> bool:
 
 def inert(value: Value) -> bool:
     """A plain Python value, or one the model knows nothing of: no graph, no object, no flag, no
-    container of anything else."""
-    return value.kind in (Kind.SCALAR, Kind.NONE, Kind.UNKNOWN) and not value.nodes and not value.grad \
-        and value.elems is None and value.ref is None and value.qual is None and value.label is None \
-        and value.bound is None and not value.captured and not value.weights
+    container of anything else (a set of parameter names a loop fills, `none_grads.add(n)`)."""
+    if value.nodes or value.grad or value.ref is not None or value.qual is not None or value.label is not None \
+            or value.bound is not None or value.captured or value.weights:
+        return False
+    if value.kind in (Kind.SCALAR, Kind.NONE, Kind.UNKNOWN):
+        return value.elems is None
+    return value.kind in (Kind.LIST, Kind.TUPLE, Kind.DICT) and value.alloc is None and value.parameters_of is None \
+        and not value.indexed and not value.writes and value.items in (None, "") \
+        and (value.elems is None or all(inert(e) for e in value.elems))
 
 
 def _same_dict(mine: dict[object, Value], theirs: dict[object, Value]) -> bool:

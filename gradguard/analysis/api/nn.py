@@ -55,7 +55,8 @@ FACTS: tuple[Fact, ...] = (
            returns=Returns.RECEIVER),
     Fact("requires_grad_", M, returns=Returns.RECEIVER, sets_requires_grad=True, evidence=True),
     # Methods that show the receiver is a module.
-    *facts(("parameters", "named_parameters"), M, returns=Returns.PARAMETERS, evidence=True),
+    Fact("parameters", M, returns=Returns.PARAMETERS, evidence=True),
+    Fact("named_parameters", M, returns=Returns.PARAMETERS, evidence=True, named=True),
     Fact("buffers", M, returns=Returns.BUFFERS, evidence=True),
     Fact("named_buffers", M, returns=Returns.BUFFERS),
     Fact("train", M, returns=Returns.RECEIVER, evidence=True, training=True),
