@@ -146,6 +146,41 @@ _RETUNED = _LOGGED.replace("every", "EVERY").replace(
 ).replace("dim=8, EVERY=10):", "dim=8):").replace("log_metrics(history, EVERY)", "log_metrics(history, step)")
 
 
+_SCALED = '''
+import torch
+import torch.nn as nn
+
+
+class Scaled(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.lin = nn.Linear(dim, dim)
+        self.register_buffer("scale", torch.ones(dim))
+
+    def forward(self, x):
+        return torch.relu(self.lin(x)) * self.scale
+
+
+def train(net, optimizer, steps, dim=4):
+    for step in range(steps):
+        x = torch.randn(2, dim)
+        outs = []
+        for view in range(2):
+            outs.append(net(x))
+        first, second = outs[0], outs[1]
+        net.scale.mul_(0.9)
+        loss = (first - second).pow(2).sum() + second.sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    net = Scaled(4)
+    train(net, torch.optim.SGD(net.parameters(), lr=0.1), 3)
+    print("ok")
+'''
+
 def _codes(source: str) -> list[tuple[int, str]]:
     return [(d.span.start.row, d.code) for d in analyze(textwrap.dedent(source))]
 
@@ -174,6 +209,24 @@ def test_findings_through_summarised_forwards_are_those_of_running_them(monkeypa
     assert [(d.span.start.row, d.code, d.message) for d in analyze(_GAN_BUGGY)] == with_summaries
 
 
+def test_a_write_in_place_after_summarised_forwards_is_found_in_their_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The forward is called twice from one site; the second call is taken from the first one's
+    # summary, and what its node saved (the scale buffer) is recorded at the counts of this state.
+    replayed: list[bool] = []
+    original = Summaries.replay
+
+    def replay(summary: Summary, state: State, tables: summaries.ReplayTarget | None = None) -> Value:
+        replayed.append(bool(summary.result.nodes))
+        return original(summary, state, tables)
+
+    monkeypatch.setattr(Summaries, "replay", staticmethod(replay))
+    with_summaries = [(d.span.start.row, d.code, d.message) for d in analyze(_SCALED)]
+    assert [(row, code) for row, code, _ in with_summaries] == [(_line_of(_SCALED, "loss.backward()"), "GG011")]
+    assert any(replayed)
+    monkeypatch.setattr(summaries, "MAX_PER_SITE", 0)
+    assert [(d.span.start.row, d.code, d.message) for d in analyze(_SCALED)] == with_summaries
+
+
 def test_a_helpers_own_local_does_not_make_the_callers_condition_forgotten() -> None:
     # `step` bound in `log_metrics` is not the loop's `step`: the second `if step % every == 0:` is
     # the first one's arm, and `loss` always exists where it is backward-ed.
@@ -187,7 +240,8 @@ def test_a_helper_that_changes_what_the_condition_reads_still_makes_it_forgotten
 
 
 def test_the_programs_behave_under_torch(tmp_path: Path) -> None:
-    programs = {"gan_buggy.py": _GAN_BUGGY, "gan_ok.py": _GAN_OK, "logged.py": _LOGGED, "retuned.py": _RETUNED}
+    programs = {"gan_buggy.py": _GAN_BUGGY, "gan_ok.py": _GAN_OK, "logged.py": _LOGGED, "retuned.py": _RETUNED,
+                "scaled.py": _SCALED}
     for name, source in programs.items():
         (tmp_path / name).write_text(source, encoding="utf-8")
     runner = textwrap.dedent("""
@@ -202,4 +256,5 @@ def test_the_programs_behave_under_torch(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", runner, *programs], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300, check=True)
     outcome = [line for line in done.stdout.splitlines() if line.startswith(tuple(programs))]
-    assert outcome == ["gan_buggy.py raised True", "gan_ok.py ran", "logged.py ran", "retuned.py raised False"]
+    assert outcome == ["gan_buggy.py raised True", "gan_ok.py ran", "logged.py ran", "retuned.py raised False",
+                       "scaled.py raised True"]
