@@ -164,10 +164,34 @@ def consulted_keys(expr: cst.BaseExpression) -> frozenset[str]:
         found.add(key)
     if isinstance(expr, cst.BooleanOperation):
         found |= consulted_keys(expr.left) | consulted_keys(expr.right)
+    complement = complement_key(expr)
+    if complement is not None:
+        found.add(complement)
     query = equality_of(expr)
     if query is not None:
         found.add(EQUALITY + query[0])
     return frozenset(found)
+
+
+# The comparison that holds exactly when one does not (`a > b` and `a <= b`).
+_COMPLEMENTS: dict[type, str] = {
+    cst.GreaterThan: "<=", cst.LessThanEqual: ">", cst.LessThan: ">=", cst.GreaterThanEqual: "<",
+    cst.Equal: "!=", cst.NotEqual: "==", cst.Is: "is not", cst.IsNot: "is", cst.In: "not in", cst.NotIn: "in",
+}
+
+
+@lru_cache(maxsize=_NODE_CACHE)
+def complement_key(expr: cst.BaseExpression) -> str | None:
+    """The key of the test that holds exactly when this one comparison does not (`warmup > 0`
+    and `warmup <= 0`), None for any other test."""
+    if not isinstance(expr, cst.Comparison) or len(expr.comparisons) != 1:
+        return None
+    comparison = expr.comparisons[0]
+    operator = _COMPLEMENTS.get(type(comparison.operator))
+    left, right = key_of(expr.left), key_of(comparison.comparator)
+    if operator is None or left is None or right is None:
+        return None
+    return f"({left} {operator} {right})"
 
 
 def _decide_positive(expr: cst.BaseExpression, assume: dict[str, Atom]) -> bool | None:
@@ -177,6 +201,9 @@ def _decide_positive(expr: cst.BaseExpression, assume: dict[str, Atom]) -> bool 
     atom = assume.get(key)
     if atom is not None:
         return atom.truth
+    complement = complement_key(expr)
+    if complement is not None and (atom := assume.get(complement)) is not None:
+        return not atom.truth
     if isinstance(expr, cst.BooleanOperation):
         left, right = decide(expr.left, assume), decide(expr.right, assume)
         if isinstance(expr.operator, cst.And):
@@ -264,6 +291,33 @@ _OPERATORS: dict[type, str] = {
 
 # The key of the atom a parsed command-line namespace brings for each option with `choices`.
 OPTION_ATOM = "<option>:"
+
+# The key prefix of the atom that ties a flag to the test it was assigned from, until either is
+# assigned again: FLAG_ATOM + the flag's name + "=" + the test's key (`flag_key`).
+FLAG_ATOM = "<flag>:"
+
+
+def flag_key(name: str, test: cst.BaseExpression) -> str | None:
+    key = key_of(test)
+    return None if key is None else f"{FLAG_ATOM}{name}={key}"
+
+
+def flag_test(value: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:
+    """The test a flag's assigned value stands for, and the flag's truth when the test holds:
+    `per_context = True if (masks is not None and replay) else False`, `use_gp = args.gp > 0 and
+    step % k == 0`, `skip = not (a or b)`. None for any other value."""
+    if isinstance(value, cst.IfExp):
+        body, other = value.body, value.orelse
+        if not (isinstance(body, cst.Name) and isinstance(other, cst.Name)
+                and {body.value, other.value} == {"True", "False"}):
+            return None
+        test, positive = strip_not(value.test)
+        positive = positive == (body.value == "True")
+    else:
+        test, positive = strip_not(value)
+        if not isinstance(test, (cst.Comparison, cst.BooleanOperation)):
+            return None
+    return (test, positive) if key_of(test) is not None else None
 
 
 def option_dest(call: cst.Call) -> str | None:

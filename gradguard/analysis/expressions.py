@@ -30,7 +30,7 @@ from gradguard.analysis.api import (
 )
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met, scoped_key
 from gradguard.analysis.calls import Args, CallEvaluation, viewed_base
-from gradguard.analysis.conditions import OPTION_ATOM, Atom, chains_of, consulted_keys, decide
+from gradguard.analysis.conditions import FLAG_ATOM, OPTION_ATOM, Atom, chains_of, consulted_keys, decide, strip_not
 from gradguard.analysis.evidence import Role, roles_in
 from gradguard.analysis.names import canonical, chains_overlap, dotted, indexed, qualify
 from gradguard.analysis.project import ModuleInfo, Project
@@ -211,6 +211,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.class_roles: dict[str, dict[str, Role]] = {}
         self.loop_names: dict[cst.CSTNode, frozenset[str]] = {}
         self.if_names: dict[cst.CSTNode, frozenset[str]] = {}
+        self.counter_slots: dict[cst.CSTNode, frozenset[str]] = {}
+        # Flags assigned from tests, by atom key: the test and the flag's truth when it holds.
+        self.flag_tests: dict[str, tuple[cst.BaseExpression, bool]] = {}
+        self.negations: dict[cst.BaseExpression, cst.BaseExpression] = {}
+        # The `a and b` assumed false and `a or b` assumed true, by the key of each part: a part
+        # decided later decides the other (`resolve_compound`).
+        self.compounds: dict[str, dict[cst.BooleanOperation, None]] = {}
         # Per call of a method in a test, and the method: the test it stands for (`test_of`).
         self.getter_tests: dict[tuple[cst.CSTNode, cst.CSTNode], cst.BaseExpression | None] = {}
         # The modules the linted file takes every public name of (`from models import *`).
@@ -316,6 +323,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
     def attribute_test(self, test: cst.BaseExpression, state: State, frame: Frame) -> bool | None:  # pragma: no cover
         raise NotImplementedError
 
+    def decided_test(self, test: cst.BaseExpression, state: State, frame: Frame) -> bool | None:  # pragma: no cover
+        raise NotImplementedError
+
     # -- names, holders ----------------------------------------------------------------------
 
     def site(self, node: cst.CSTNode, frame: Frame | None = None) -> int:
@@ -363,10 +373,31 @@ class Evaluator(CallEvaluation, AutogradEvents):
         return Value(Kind.CLASS, label=name, qual=name)
 
     def decide(self, test: cst.BaseExpression, state: State) -> bool | None:
-        """The truth of a branch test on the path to `state` (`conditions.decide`), noted as read."""
+        """The truth of a branch test on the path to `state` (`conditions.decide`), noted as read; a
+        flag assigned from a test on this path is that test."""
+        expr, positive = strip_not(test)
+        if isinstance(expr, cst.Name) and state.assume:
+            flag = self.flag_of(expr.value, state)
+            if flag is not None and decide(expr, state.assume) is None:
+                test = flag[0] if positive == flag[1] else self.negation(flag[0])
         if self.recorders:
             self.consult(*consulted_keys(test))
         return decide(test, state.assume)
+
+    def flag_of(self, name: str, state: State) -> tuple[cst.BaseExpression, bool] | None:
+        """The test a flag stands for on this path (`Interpreter.assume_flag`), if any."""
+        prefix = f"{FLAG_ATOM}{name}="
+        self.consult(prefix[:-1])
+        for key in state.assume:
+            if key.startswith(prefix):
+                return self.flag_tests[key]
+        return None
+
+    def negation(self, test: cst.BaseExpression) -> cst.BaseExpression:
+        negated = self.negations.get(test)
+        if negated is None:
+            negated = self.negations[test] = cst.UnaryOperation(cst.Not(), test)
+        return negated
 
     def invalidate(self, state: State, name: str | None = None, text: str | None = None,
                    heap: tuple[str, str] | None = None, index: int | None = None) -> None:
@@ -1069,6 +1100,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return self.eval_comprehension(expr, state, frame)
         if node_type is cst.IfExp:
             self.eval(expr.test, state, frame)
+            decided = self.decided_test(expr.test, state, frame)
+            if decided is not None:
+                return self.eval(expr.body if decided else expr.orelse, state, frame)
             return join(self.eval(expr.body, state, frame), self.eval(expr.orelse, state, frame))
         if node_type is cst.Lambda:
             info = self.functions.get(expr)

@@ -21,7 +21,7 @@ import libcst as cst
 
 from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
-from gradguard.analysis.api import TRAINING, Cache, lookup
+from gradguard.analysis.api import TRAINING, Cache, Collects, lookup
 from gradguard.analysis.calls import viewed_base
 from gradguard.analysis.conditions import (
     EQUALITY,
@@ -30,6 +30,8 @@ from gradguard.analysis.conditions import (
     Membership,
     chains_of,
     equality_of,
+    flag_key,
+    flag_test,
     key_of,
     strip_not,
 )
@@ -42,7 +44,7 @@ from gradguard.analysis.expressions import (
     TimeLimit,
 )
 from gradguard.analysis.names import canonical, dotted, import_bindings, qualify
-from gradguard.analysis.scopes import assigned_in
+from gradguard.analysis.scopes import assigned_in, slots_of_counter
 from gradguard.analysis.state import OPAQUE, ClassInfo, Frame, FunctionInfo, HeapKey, State, heap_owner, invalidated
 from gradguard.analysis.summaries import Recorder
 from gradguard.analysis.values import (
@@ -378,6 +380,8 @@ class Interpreter(Evaluator):
                 self.making.add(line)
             for target in small.targets:
                 self.assign(target.target, value, state, frame, line, small.value)
+            if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) and not state.dead:
+                self.assume_flag(small.targets[0].target.value, small.value, state, frame)
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
                 value = self.eval(small.value, state, frame)
@@ -480,11 +484,7 @@ class Interpreter(Evaluator):
             return []
         test = self.test_of(statement.test, state, frame)
         self.assume_object_flags(test, state, frame)
-        decided = self.decide(test, state)
-        if decided is None:
-            decided = self.attribute_test(test, state, frame)
-        if decided is None:
-            decided = self.none_test(test, state, frame)
+        decided = self.decided_test(test, state, frame)
         arm = self.arm_key(statement, frame, test)
         if arm is not None:
             self.consult(arm)
@@ -529,12 +529,91 @@ class Interpreter(Evaluator):
                 part.assume.pop(arm, None)
         return outcomes
 
-    def test_of(self, test: cst.BaseExpression, state: State, frame: Frame) -> cst.BaseExpression:
-        """The test as conditions know it: a call of a method of the object that only returns a test
-        of the object's own attributes (`if self.time_to_learn():` whose body is `return self.done`)
-        is that test, written on the receiver (`self.done`), so it is tied to the same test elsewhere
-        (`while not self.done:`)."""
+    def assume_flag(self, name: str, value: cst.BaseExpression, state: State, frame: Frame) -> None:
+        """`flag = True if (a and b) else False`: until `flag` or what the test reads is assigned
+        again, `if flag:` is that test (`test_of`), taken as the path took it or tied to it."""
+        found = flag_test(value)
+        if found is None:
+            return
+        test, positive = found
+        key = flag_key(name, test)
+        if key is None:
+            return
+        self.flag_tests.setdefault(key, (test, positive))
+        deps, heap = self.test_reads(test, state, frame)
+        self.atom_seq += 1
+        state.assume[key] = Atom(key, True, frozenset({name, *deps}), frozenset(heap), len(state.frames),
+                                 self.atom_seq, f"{name} = {self.code_of(value)}")
+
+    def decided_test(self, test: cst.BaseExpression, state: State, frame: Frame) -> bool | None:
+        """The truth of a test on the path to `state`, when the path decides it: by its conditions,
+        by what the values it tests are (`x is None`, `hasattr`, `isinstance`, `type(x) == list`),
+        and `and`/`or`/`not` of such tests."""
+        test = self.test_of(test, state, frame)
+        decided = self.decide(test, state)
+        if decided is None:
+            decided = self.attribute_test(test, state, frame)
+        if decided is None:
+            decided = self.none_test(test, state, frame)
+        if decided is None:
+            decided = self.type_test(test, state, frame)
+        if decided is None:
+            expr, positive = strip_not(test)
+            if isinstance(expr, cst.BooleanOperation):
+                both = isinstance(expr.operator, cst.And)
+                left = self.decided_test(expr.left, state, frame)
+                if left is not None and left is not both:
+                    return left == positive  # `False and ...`, `True or ...`
+                right = self.decided_test(expr.right, state, frame)
+                if right is not None and right is not both:
+                    return right == positive
+                if left is both and right is both:
+                    return both == positive
+        return decided
+
+    def type_test(self, test: cst.BaseExpression, state: State, frame: Frame) -> bool | None:
+        """`type(x) == list`, `isinstance(x, (list, tuple))` of a tensor, a module, an optimizer or
+        None: never a container (a function taking either checks which one it was given)."""
         expr, positive = strip_not(test)
+        if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1 and isinstance(expr.left, cst.Call) \
+                and len(expr.left.args) == 1 and expr.left.args[0].keyword is None:
+            operator = expr.comparisons[0].operator
+            if not isinstance(operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+                return None
+            called = self.qualified(expr.left.func, state, frame)
+            fact = lookup(called) if called is not None else None
+            if fact is None or not fact.type_of:
+                return None
+            tested, classes = expr.left.args[0].value, [expr.comparisons[0].comparator]
+            equal = isinstance(operator, (cst.Is, cst.Equal))
+        elif isinstance(expr, cst.Call) and len(expr.args) == 2 \
+                and self.qualified(expr.func, state, frame) in K.CLASS_TESTS:
+            tested, wanted = expr.args[0].value, expr.args[1].value
+            classes = [e.value for e in wanted.elements] if isinstance(wanted, cst.Tuple) else [wanted]
+            equal = True
+        else:
+            return None
+        for cls in classes:
+            name = self.qualified(cls, state, frame)
+            fact = lookup(name) if name is not None else None
+            if fact is None or fact.collects not in (Collects.LIST, Collects.TUPLE, Collects.DICT):
+                return None
+        value = self.peek(tested, state, frame)
+        if value is None or value.kind not in _NEVER_CONTAINERS or value.maybe_none and value.kind is not Kind.NONE:
+            return None
+        return (not equal) == positive
+
+    def test_of(self, test: cst.BaseExpression, state: State, frame: Frame) -> cst.BaseExpression:
+        """The test as conditions know it: a flag assigned from a test is that test (`assume_flag`);
+        a call of a method of the object that only returns a test of the object's own attributes
+        (`if self.time_to_learn():` whose body is `return self.done`) is that test, written on the
+        receiver (`self.done`), so it is tied to the same test elsewhere (`while not self.done:`)."""
+        expr, positive = strip_not(test)
+        if isinstance(expr, cst.Name) and state.assume:
+            flag = self.flag_of(expr.value, state)
+            if flag is not None:
+                flag_test_expr, holds = flag
+                return flag_test_expr if positive == holds else self.negation(flag_test_expr)
         if not (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)):
             return test
         receiver = self.peek(expr.func.value, state, frame)
@@ -709,18 +788,25 @@ class Interpreter(Evaluator):
             pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
         return False
 
-    def assume_test(self, test: cst.BaseExpression, truth: bool, state: State, frame: Frame) -> None:
-        """Record that `test` had this truth on the path to `state` (when it is a condition atom)."""
-        expr, positive = strip_not(test)
-        holds = positive == truth
-        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.And) == holds:
-            # `a and b` true: both hold; `a or b` false: neither does.
-            self.assume_test(expr.left, holds, state, frame)
-            self.assume_test(expr.right, holds, state, frame)
-        key = key_of(expr)
-        if key is None or key in ("True", "False", "None"):
+    def resolve_compound(self, expr: cst.BooleanOperation, holds: bool, state: State, frame: Frame) -> None:
+        """`a and b` false with `a` true on the path: `b` is false; `a or b` true with `a` false: `b`
+        is true (`per_context = masks is not None and replay` false, then `replay` true)."""
+        both = isinstance(expr.operator, cst.And)
+        if both == holds:
             return
-        self.consult(key)
+        for part, other in ((expr.left, expr.right), (expr.right, expr.left)):
+            if self.decided_test(other, state, frame) is not both:
+                continue
+            decided = self.decided_test(part, state, frame)
+            if decided is None:
+                self.assume_test(part, not both, state, frame)
+            elif decided is both:
+                state.dead = True  # the path contradicts itself: no run takes it
+                return
+
+    def test_reads(self, expr: cst.BaseExpression, state: State,
+                   frame: Frame) -> tuple[set[str], set[tuple[str, str]]]:
+        """The names and attribute chains a test reads, and the instance attributes among them."""
         deps: set[str] = set()
         heap: set[tuple[str, str]] = set()
         for chain in chains_of(expr):
@@ -733,9 +819,41 @@ class Interpreter(Evaluator):
                 if owner is not None and owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
                     heap.add((heap_owner(owner), current.attr.value))
                 current = current.value
+        return deps, heap
+
+    def assume_test(self, test: cst.BaseExpression, truth: bool, state: State, frame: Frame) -> None:
+        """Record that `test` had this truth on the path to `state` (when it is a condition atom)."""
+        expr, positive = strip_not(test)
+        holds = positive == truth
+        if isinstance(expr, cst.Name) and state.assume:
+            flag = self.flag_of(expr.value, state)
+            if flag is not None:
+                # The test the flag was assigned from is the condition (`if flag and x:` split): its
+                # atoms decide the flag (`decide`).
+                self.assume_test(flag[0], holds == flag[1], state, frame)
+                return
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.And) == holds:
+            # `a and b` true: both hold; `a or b` false: neither does.
+            self.assume_test(expr.left, holds, state, frame)
+            self.assume_test(expr.right, holds, state, frame)
+        key = key_of(expr)
+        if key is None or key in ("True", "False", "None"):
+            return
+        self.consult(key)
+        deps, heap = self.test_reads(expr, state, frame)
         self.atom_seq += 1
         state.assume[key] = Atom(key, holds, frozenset(deps), frozenset(heap), len(state.frames),
                                  self.atom_seq, self.code_of(expr), equality_of(expr))
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.And) != holds:
+            for part in (expr.left, expr.right):
+                for part_key in _compound_keys(strip_not(part)[0]):
+                    self.compounds.setdefault(part_key, {})[expr] = None
+            self.resolve_compound(expr, holds, state, frame)
+        for lookup_key in _compound_keys(expr):
+            for compound in self.compounds.get(lookup_key, ()):
+                compound_key = key_of(compound)
+                if compound is not expr and compound_key in state.assume and not state.dead:
+                    self.resolve_compound(compound, state.assume[compound_key].truth, state, frame)
         condition = self.object_condition(expr, state, frame)
         if condition is not None and condition.key not in state.assume:
             # The same test of the same object's settings, in whichever of its methods
@@ -907,8 +1025,18 @@ class Interpreter(Evaluator):
                 sites[node // GENERATIONS] = sites.get(node // GENERATIONS, 0) + 1
             self.item_sites[statement] = frozenset(site for site, count in sites.items() if count > 1)
 
+        slots = self.counted_slots(statement, state, frame)
+
         def enter(s: State) -> bool:
             self.assign(statement.target, element, s, frame, statement, statement.iter)
+            if slots:
+                counter, before = slots
+                binding = self.binding_of(counter, s, frame)
+                top = s.frames[-1]
+                for name, item in before.items():
+                    held = top.get(name)
+                    if binding is not None and held is not None and held.kind is Kind.LIST:
+                        top[name] = replace(held, indexed=((counter, binding, item),))
             return True
 
         targets = _target_names(statement.target)
@@ -921,6 +1049,40 @@ class Interpreter(Evaluator):
             _carry_atoms(s, lambda atom: any(dep.split(".", 1)[0] in targets for dep in atom.deps), since)
 
         return self.run_loop(statement, statement.body, enter, lambda s: True, state, frame, carry)
+
+    def counted_slots(self, statement: cst.For, state: State,
+                      frame: Frame) -> tuple[str, dict[str, Value]] | None:
+        """A loop over a counter (`for i in range(n)`, `for i, x in enumerate(xs)`) whose body uses
+        some local lists only at the counter (`losses[i] = ...`, `losses[i]`): the counter, and what
+        an item of each list held before the loop, which is what its slot at the counter holds in
+        each iteration until the iteration writes it (the earlier iterations wrote other slots).
+        Only lists whose items carry no graph before the loop."""
+        call = statement.iter
+        if not isinstance(call, cst.Call):
+            return None
+        name = self.qualified(call.func, state, frame)
+        fact = api.lookup(name) if name is not None else None
+        if fact is None:
+            return None
+        target = statement.target
+        if fact.counts and isinstance(target, cst.Name):
+            counter = target.value
+        elif fact.collects is Collects.ENUMERATE and isinstance(target, cst.Tuple) and target.elements \
+                and isinstance(target.elements[0].value, cst.Name):
+            counter = target.elements[0].value.value
+        else:
+            return None
+        names = self.counter_slots.get(statement)
+        if names is None:
+            names = self.counter_slots[statement] = slots_of_counter(statement.body, counter)
+        before: dict[str, Value] = {}
+        top = state.frames[-1]
+        for held_name in names:
+            held = top.get(held_name)
+            if held is None or held.kind is not Kind.LIST or held.nodes:
+                continue
+            before[held_name] = self.element_of(held)
+        return (counter, before) if before else None
 
     def unrolled(self, statement: cst.For, elements: tuple[Value, ...], state: State,
                  frame: Frame) -> list[State]:
@@ -961,7 +1123,7 @@ class Interpreter(Evaluator):
 
         def truth(s: State) -> bool | None:
             constant = _constant_truth(test)
-            return constant if constant is not None else self.decide(test, s)
+            return constant if constant is not None else self.decided_test(test, s, frame)
 
         def enter(s: State) -> bool:
             self.eval(test, s, frame)
@@ -1506,6 +1668,19 @@ def _first_parameter(function: FunctionInfo) -> str | None:
     node = function.node
     params = [*node.params.posonly_params, *node.params.params]
     return params[0].name.value if params else None
+
+
+# Kinds of values that are no list, tuple or dict.
+_NEVER_CONTAINERS = frozenset({Kind.TENSOR, Kind.MODULE, Kind.OPTIMIZER, Kind.NONE})
+
+
+def _compound_keys(expr: cst.BaseExpression) -> tuple[str, ...]:
+    """The keys under which a part of an `and`/`or` is found again: its own, and for a comparison
+    of a name with literals the name's (`x is None` decides `x is not None`)."""
+    key = key_of(expr)
+    equality = equality_of(expr)
+    keys = () if key is None else (key,)
+    return keys + (EQUALITY + equality[0],) if equality is not None else keys
 
 
 def _carry_atoms(state: State, varies: Callable[[Atom], bool], since: int, own_only: bool = False) -> None:

@@ -263,3 +263,28 @@ def placement(scope: cst.Module | cst.FunctionDef) -> Placement:
     else:
         block(scope.body, (), ())
     return Placement(guards, loops)
+
+
+def slots_of_counter(body: cst.BaseSuite, counter: str) -> frozenset[str]:
+    """The names a loop body uses only as `name[counter]` (read or written), when the body never
+    assigns `counter` itself: a list written at the loop's counter is written at a new index each
+    iteration, so its slot at the counter holds what it held before the loop until this iteration
+    writes it (`losses[i] = ...` under a condition, read back as `losses[i]`)."""
+    if counter in assigned_in(body):
+        return frozenset()
+    slotted: dict[str, int] = {}
+    named: dict[str, int] = {}
+
+    class Finder(cst.CSTVisitor):
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            if isinstance(node.value, cst.Name) and len(node.slice) == 1 \
+                    and isinstance(node.slice[0].slice, cst.Index) \
+                    and isinstance(node.slice[0].slice.value, cst.Name) \
+                    and node.slice[0].slice.value.value == counter:
+                slotted[node.value.value] = slotted.get(node.value.value, 0) + 1
+
+        def visit_Name(self, node: cst.Name) -> None:
+            named[node.value] = named.get(node.value, 0) + 1
+
+    body.visit(Finder())
+    return frozenset(name for name, count in slotted.items() if named.get(name) == count and name != counter)

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import libcst as cst
 
-from gradguard.analysis.conditions import EQUALITY, Atom, Membership
+from gradguard.analysis.conditions import EQUALITY, FLAG_ATOM, Atom, Membership
 from gradguard.analysis.state import HeapKey, State, invalidated
 from gradguard.analysis.values import GENERATIONS, Origin, Value
 
@@ -144,7 +144,8 @@ class Recorder:
         return self.reads_key(atom.key, atom.equality)
 
     def reads_key(self, key: str, equality: Membership | None) -> bool:
-        return key in self.consulted or (equality is not None and EQUALITY + equality[0] in self.consulted)
+        return key in self.consulted or (equality is not None and EQUALITY + equality[0] in self.consulted) \
+            or (key.startswith(FLAG_ATOM) and key.split("=", 1)[0] in self.consulted)
 
     def changes(self, atom: Atom) -> bool:
         return any(invalidated(atom, *assignment) for assignment in self.assigned)

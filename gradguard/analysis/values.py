@@ -221,9 +221,22 @@ def join(a: Value | None, b: Value | None) -> Value:
         captured=a.captured if a.captured == b.captured else (),
         parameters_of=a.parameters_of if a.parameters_of is b.parameters_of else None,
         writes=a.writes + tuple(w for w in b.writes if w not in a.writes),
-        indexed=tuple(entry for entry in a.indexed if any(
-            entry[0] == other[0] and entry[1] is other[1] and entry[2] is other[2] for other in b.indexed)),
+        indexed=_join_indexed(a.indexed, b.indexed),
     )
+
+
+def _join_indexed(a: tuple[tuple[str, Any, Value], ...],
+                  b: tuple[tuple[str, Any, Value], ...]) -> tuple[tuple[str, Any, Value], ...]:
+    """The items both paths know at the same index binding: what either stored there."""
+    if a is b or not a or not b:
+        return a if a is b else ()
+    joined: list[tuple[str, Any, Value]] = []
+    for name, defs, item in a:
+        for other_name, other_defs, other_item in b:
+            if name == other_name and defs is other_defs:
+                joined.append((name, defs, item if item is other_item else join(item, other_item)))
+                break
+    return tuple(joined)
 
 
 def item_shape_of(value: Value) -> tuple[bool, ...] | None:

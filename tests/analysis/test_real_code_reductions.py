@@ -22,16 +22,6 @@ OPEN: dict[str, str] = {
     "modulo the cycle length: after the last generator step (`idx % n < g`), the next iteration is the "
     "first student step (`idx % n == g`), which recomputes the teacher's outputs without grad; the model "
     "takes the residues of consecutive iterations as independent",
-    "r46_replay_losses_per_context_each_from_a_fresh_forward": "a loss written into a list at the loop's "
-    "index and read back at the same index (`predL_r[replay_id] = ...`, `loss_replay[replay_id] = "
-    "predL_r[replay_id]`) is a weak update of the whole list: the read also gives the earlier contexts' "
-    "losses, whose graphs their own backwards freed",
-    "r47_agem_replay_loss_backwarded_alone_or_combined": "the correlated tests of `self.use_replay` "
-    "(membership, then equalities) are forgotten when the feature extractor's two shapes (pooling one "
-    "of two classes, a tuple or a tensor returned) multiply the paths; a ternary (`x if flag else y`) "
-    "is not decided by the path's conditions (deciding it removes this finding, but then a flag "
-    "assigned from a test, `g = True if (a and b) else False`, not tied to that test gives r46 a false "
-    "GG011)",
     "r48_memory_detached_behind_a_dataparallel_subclass": "a DataParallel subclass's own forward "
     "(`scatter`, `replicate`, `parallel_apply`, `gather` inherited from torch) joins what the wrapped "
     "module returns into one value with the loss's graph, so the detached memory fed back seems to "

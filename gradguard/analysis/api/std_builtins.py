@@ -25,7 +25,7 @@ FACTS: tuple[Fact, ...] = (
     # `hasattr(obj, "name")`: true for an object of a class of the project that defines `name`.
     Fact("hasattr", returns=Returns.VALUE, attribute_test=True, pure=True),
     *facts(("print", "logging.info", "logging.debug", "logging.warning"), returns=Returns.NONE),
-    Fact("range", returns=Returns.DATA, pure=True),
+    Fact("range", returns=Returns.DATA, pure=True, counts=True),
     Fact("open", returns=Returns.DATA),
     Fact("iter", returns=Returns.DATA, iterates=True),
     # Containers made of what the arguments hold (what they return is what `collects` says).
