@@ -234,8 +234,30 @@ def probe(name: str, func: Callable[..., Any] | None, receiver_method: str | Non
             reason = "runtime-error"
             continue
         underscored = name.endswith("_") and not name.endswith("__")
-        return _describe(label, tracked, before, result, underscored), "ok"
+        fact = _describe(label, tracked, before, result, underscored)
+        if fact.get("saves-result"):
+            # Given a dimension too (`softmax(x, dim=1)`; `max(x, dim=1)` returns values and indices).
+            _seed()
+            again, _ = arguments(label)
+            with_dim = _keeps_output_with_dim(
+                (lambda: getattr(again[0], receiver_method)(*again[1:], dim=0)) if receiver_method is not None
+                else (lambda: func(*again, dim=0)))  # type: ignore[misc]
+            if with_dim is not None:
+                fact["saves-result-dim"] = with_dim
+        return fact, "ok"
     return None, reason
+
+
+def _keeps_output_with_dim(call: Callable[[], Any]) -> bool | None:
+    """Whether the op called with a `dim` keyword still returns one tensor that its node keeps; None
+    when it takes no such keyword."""
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            result = call()
+    except Exception:  # noqa: BLE001 - any error means it takes no `dim` here
+        return None
+    return isinstance(result, torch.Tensor) and result.grad_fn is not None and _keeps_its_output(result)
 
 
 def _describe(label: str, tracked: list[torch.Tensor], before: list[tuple[int, Any]], result: Any,
@@ -272,8 +294,23 @@ def _describe(label: str, tracked: list[torch.Tensor], before: list[tuple[int, A
         saved = sorted({name for node in _added_nodes(carrying, stop) for name in _saved_tensor_names(node)})
         if saved:
             fact["saved"] = saved
+        if _keeps_its_output(carrying[0]):
+            fact["saves-result"] = True
         fact["saves"] = _second_backward_raises(outputs)
     return fact
+
+
+def _keeps_its_output(output: torch.Tensor) -> bool:
+    """Whether the node that made `output` keeps `output` itself for its backward (`relu`,
+    `sigmoid`, `exp`, `softmax`): writing into the output in place then fails that backward."""
+    node = output.grad_fn
+    if node is None or not hasattr(node, "_saved_result"):
+        return False
+    try:
+        kept = node._saved_result
+        return isinstance(kept, torch.Tensor) and kept.data_ptr() == output.data_ptr()
+    except RuntimeError:  # a tensor without storage (sparse, nested): not one a program writes into
+        return False
 
 
 def _public_functions(namespace: str) -> Iterator[tuple[str, Callable[..., Any]]]:
@@ -405,6 +442,8 @@ def probe_module(qualified: str) -> tuple[dict[str, Any] | None, str]:
             fact.update({"args": label, "graph": bool(carrying)})
             if carrying:
                 fact["grad-fn"] = type(carrying[0].grad_fn).__name__
+                if _keeps_its_output(carrying[0]):
+                    fact["saves-result"] = True
                 fact["saves"] = _second_backward_raises(outputs)
                 if fact["params"]:
                     fact["keeps-weights"] = _keeps_weights(module, args)

@@ -19,6 +19,7 @@ from gradguard.analysis.api import (
     parametrize,
 )
 from gradguard.analysis.api.torch_functions import ROOT_KEYWORDS
+from gradguard.analysis.api.torch_ops import TENSOR_PREFIX
 from gradguard.analysis.api.torch_tensor import GRADIENT
 from gradguard.analysis.conditions import option_dest, option_values
 from gradguard.analysis.names import canonical, dotted, indexed, qualify
@@ -257,9 +258,11 @@ class CallEvaluation:
             operands += self.parameter_graphs(callee, label, call, state, frame)
         if (is_module and callee.qual in K.PARAMETERLESS_MODULES) or self.is_frozen(label, state) \
                 or (is_module and self.frozen_depth > 0):
-            if callee.qual is not None:
-                self.note_comparison(call, api.lookup(callee.qual))
-            result = self.derive(call, operands, state, frame, consumer=label)
+            module_fact = api.lookup(callee.qual) if callee.qual is not None else None
+            if module_fact is not None:
+                self.note_comparison(call, module_fact)
+            result = self.derive(call, operands, state, frame, consumer=label,
+                                 keeps_result=module_fact is not None and module_fact.saves_result)
             if result.nodes and callee.qual not in K.PARAMETERLESS_MODULES:
                 # Frozen, given inputs with a graph: it keeps its weights for their gradients.
                 self.note_saved_parameters(self.parameters_key(callee), self.site(call, frame), state)
@@ -277,7 +280,8 @@ class CallEvaluation:
             keeps = not ((callee.keeps_weights is False or (made is not None and made.keeps_weights is False))
                          and not callee.weights
                          and not any(v.nodes or v.grad for _, v in [*args, *((None, v) for v in kwargs.values())]))
-            result = self.derive(call, operands, state, frame, source=True, consumer=label, keeps_weights=keeps)
+            result = self.derive(call, operands, state, frame, source=True, consumer=label, keeps_weights=keeps,
+                                 keeps_result=made is not None and made.saves_result)
             if keeps:
                 self.note_saved_parameters(self.parameters_key(callee), self.site(call, frame), state)
             self.note_saved_tied(call, state, frame)
@@ -561,7 +565,8 @@ class CallEvaluation:
             self.forget_state_of(operands, state)
         # What a function the facts know reads, no model consumes (a fake batch into `torch.cat`).
         self.note_comparison(call, fact)
-        result = self.derive(call, operands, state, frame, consumer=dotted(call.func))
+        result = self.derive(call, operands, state, frame, consumer=dotted(call.func),
+                             keeps_result=api.keeps_its_result(name, _numbers_given(call)))
         if any(declared.startswith(name + ".") for declared in self.declared):
             # An instance of a class whose methods the project declares (`engine.Engine()`).
             result = replace(result, qual=name)
@@ -1093,8 +1098,9 @@ class CallEvaluation:
             if any(v.nodes or v.grad for _, v in operands[1:]):
                 return self.derive(call, operands[1:], state, frame, consumer=dotted(func))
             return UNKNOWN
-        return self.derive(call, operands, state, frame)
-
+        keeps = receiver.kind is Kind.TENSOR \
+            and api.keeps_its_result(TENSOR_PREFIX + method, [False, *_numbers_given(call)])
+        return self.derive(call, operands, state, frame, keeps_result=keeps)
 
     def write_in_place(self, call: cst.Call, target: cst.BaseExpression, receiver: Value, operands: Args,
                        state: State, frame: Frame) -> Value:
@@ -1281,6 +1287,16 @@ def _layers_keep_weights(layers: list[Value]) -> bool | None:
         return None
     fact = api.lookup(weighted[0].qual)  # type: ignore[arg-type]
     return False if fact is not None and fact.keeps_weights is False else None
+
+
+def _numbers_given(call: cst.Call) -> list[bool]:
+    """For each argument of a call, in order (keywords last), whether it is a literal number."""
+    def number(expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.UnaryOperation):
+            expr = expr.expression
+        return isinstance(expr, (cst.Integer, cst.Float))
+
+    return [arg.keyword is None and not arg.star and number(arg.value) for arg in call.args]
 
 
 def _probed_form(call: cst.Call, name: str) -> bool:

@@ -32,7 +32,7 @@ from gradguard.analysis.api.facts import (
     When,
 )
 from gradguard.analysis.api.nn import FORWARD, TRAINING
-from gradguard.analysis.api.torch_ops import generated_facts, probed_arity, table
+from gradguard.analysis.api.torch_ops import generated_facts, keeps_its_result, probed_arity, table
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -63,6 +63,7 @@ __all__ = [
     "family_of",
     "forward_hooks",
     "hand_facts",
+    "keeps_its_result",
     "libraries",
     "lookup",
     "makes",

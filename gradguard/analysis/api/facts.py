@@ -170,6 +170,7 @@ class Fact:
     receiver: Receiver | None = None
     returns: Returns = Returns.UNKNOWN
     saves: bool | None = None  # its backward node keeps saved tensors: a second backward raises
+    saves_result: bool = False  # the node keeps its own output (`relu`, `sigmoid`, `softmax`, `exp`)
     inplace: bool = False
     keeps_history: bool | None = None  # in-place: the receiver's old graph stays behind the new node
     # The result is the receiver's storage under another name, with its version counter (`detach()`;

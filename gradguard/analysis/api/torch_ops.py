@@ -45,6 +45,7 @@ def to_fact(qualified: str, entry: dict[str, Any]) -> Fact:
         receiver,
         returns=returns,
         saves=entry.get("saves"),
+        saves_result=bool(entry.get("saves-result")),
         inplace=inplace,
         keeps_history=keeps,
         cuts=Role.RECEIVER if inplace and keeps is False else None,
@@ -58,6 +59,7 @@ def module_fact(qualified: str, entry: dict[str, Any]) -> Fact:
         qualified,
         returns=Returns.MODULE,
         saves=entry.get("saves"),
+        saves_result=bool(entry.get("saves-result")),
         parameterless=entry["params"] == 0 and not entry["holds-modules"],
         keeps_weights=entry.get("keeps-weights"),
         parameters=tuple(entry.get("parameter-names", ())),
@@ -70,6 +72,23 @@ def generated_facts() -> tuple[Fact, ...]:
     """Every generated entry (ops, then modules) as a typed fact."""
     ops = tuple(to_fact(name, entry) for name, entry in table()["ops"].items())
     return ops + tuple(module_fact(name, entry) for name, entry in table()["modules"].items())
+
+
+def keeps_its_result(qualified: str, given: list[bool]) -> bool:
+    """Whether a call of the generated op `qualified` makes a node that keeps its own output, for a
+    call whose arguments (the receiver first, for a method) are `given`, each True when it is a
+    literal number: as probed (no literal number where a tensor was passed: `x.pow(2)` is another
+    overload), or with one argument more where the op was probed with a `dim` too (`softmax(x,
+    dim=1)`; `max(x, dim=1)` returns values and indices, and keeps neither)."""
+    entry = table()["ops"].get(qualified)
+    if entry is None or not entry.get("saves-result"):
+        return False
+    labels = entry["args"].split(SEPARATOR)
+    if any(number and label in _GRAPH_ARGUMENTS for number, label in zip(given, labels)):
+        return False
+    if len(given) <= len(labels):
+        return True
+    return len(given) == len(labels) + 1 and bool(entry.get("saves-result-dim"))
 
 
 def probed_arity(qualified: str) -> int | None:

@@ -1,0 +1,211 @@
+"""A node that keeps its own output for its backward (`relu`, `sigmoid`, `softmax`, `exp`: torch's
+`_saved_result`, generated into the facts as `saves-result`) fails that backward once the output is
+written in place: `out = self.relu(h); out += x` (a residual added after the activation),
+`gate = torch.sigmoid(z); gate[:, 0] = 0`. Five of seven real bugs a blind search found (unseen5:
+NNR, CS-Net, H3DNet, Glow, MAE-DFER) were this error; gradguard found none of them before.
+
+What keeps its output is torch's answer, for the form of the call it was probed with: `x.pow(2)`
+(a scalar exponent keeps its input only) and `torch.max(x, dim=1)` (values and indices) do not.
+Each program runs under torch as the test says.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from gradguard.analysis import analyze
+from gradguard.analysis.api import keeps_its_result
+
+BLOCKS = '''"""Residual blocks for a small image classifier."""
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(channels)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        RESIDUAL
+        return out
+
+
+class GatedHead(nn.Module):
+    def __init__(self, channels, classes):
+        super().__init__()
+        self.gate = nn.Linear(channels, channels)
+        self.out = nn.Linear(channels, classes)
+
+    def forward(self, features):
+        gate = torch.sigmoid(self.gate(features))
+        GATE
+        return self.out(features * gate)
+
+
+class Net(nn.Module):
+    def __init__(self, channels=8, classes=4):
+        super().__init__()
+        self.stem = nn.Conv2d(3, channels, 3, padding=1)
+        self.blocks = nn.Sequential(ResidualBlock(channels), ResidualBlock(channels))
+        self.head = GatedHead(channels, classes)
+
+    def forward(self, images):
+        features = self.blocks(F.relu(self.stem(images))).mean(dim=(2, 3))
+        return self.head(features)
+'''
+
+TRAIN = '''"""Train the classifier on random images."""
+import torch
+import torch.nn.functional as F
+
+from blocks import Net
+
+
+def train(model, optimizer, steps):
+    for step in range(steps):
+        images, labels = torch.randn(4, 3, 8, 8), torch.randint(0, 4, (4,))
+        loss = F.cross_entropy(model(images), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    print("ok")
+
+
+model = Net()
+train(model, torch.optim.SGD(model.parameters(), lr=0.1), 3)
+'''
+
+# torchvision's order: the residual added in place to the normalised output, then the activation.
+CLEAN = {"RESIDUAL": "out += identity\n        out = self.relu(out)", "GATE": "gate = gate * (gate > 0.1)"}
+# The activation first, then the residual added in place to the tensor ReLU kept.
+AFTER_RELU = {**CLEAN, "RESIDUAL": "out = self.relu(out)\n        out += identity"}
+# The gate's first unit switched off in place: the tensor sigmoid kept.
+GATE_WRITTEN = {**CLEAN, "GATE": "gate[:, 0] = 0"}
+
+ONE_FILE = '''import torch
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+weight = torch.randn(8, 8, requires_grad=True)
+optimizer = torch.optim.SGD([weight], lr=0.1)
+for step in range(3):
+    x = torch.randn(4, 8)
+    scores = x @ weight
+    BODY
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print("ok")
+'''
+# Other overloads, out-of-place forms, writes under no_grad: nothing kept is written.
+ONE_FILE_CLEAN = ONE_FILE.replace("BODY", """best, index = torch.max(scores, dim=1)
+    best += 1
+    squares = scores.pow(2)
+    squares += 1
+    probs = F.softmax(scores, dim=1)
+    probs = probs * (probs > 0.01)
+    with torch.no_grad():
+        kept = torch.exp(scores)
+        kept[:, 0] = 0
+    loss = best.sum() + squares.mean() + probs.sum() + kept.sum()""")
+ONE_FILE_SOFTMAX = ONE_FILE.replace("BODY", """probs = F.softmax(scores, dim=1)
+    probs[:, 0] = 0
+    loss = probs.sum()""")
+ONE_FILE_EXP = ONE_FILE.replace("BODY", """weights = scores.exp()
+    weights /= weights.sum(dim=1, keepdim=True)
+    loss = (weights * x).sum()""")
+
+
+def _program(tmp_path: Path, name: str, blocks: dict[str, str]) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    text = BLOCKS
+    for marker, code in blocks.items():
+        text = text.replace(marker, code)
+    (folder / "blocks.py").write_text(text, encoding="utf-8")
+    (folder / "train.py").write_text(TRAIN, encoding="utf-8")
+    return folder / "train.py"
+
+
+def _errors(source: str, path: Path | None = None) -> list[tuple[str, str]]:
+    lines = source.splitlines()
+    found = analyze(source, path=str(path) if path is not None else None)
+    return [(d.code, lines[d.span.start.row - 1].strip()) for d in found if d.severity.name == "ERROR"]
+
+
+def test_a_residual_added_in_place_after_the_activation_in_another_module(tmp_path: Path) -> None:
+    for name, blocks, expected in (("clean", CLEAN, []), ("after-relu", AFTER_RELU, [("GG011", "loss.backward()")]),
+                                   ("gate", GATE_WRITTEN, [("GG011", "loss.backward()")])):
+        script = _program(tmp_path, name, blocks)
+        assert _errors(script.read_text(encoding="utf-8"), script) == expected, name
+    script = tmp_path / "after-relu" / "train.py"
+    message = analyze(script.read_text(encoding="utf-8"), path=str(script))[0].message
+    assert "blocks.py:21" in message and "`out`" in message  # the write, where it is
+
+
+def test_what_keeps_its_output_is_torchs_answer_for_the_form_called() -> None:
+    assert _errors(ONE_FILE_CLEAN) == []
+    assert _errors(ONE_FILE_SOFTMAX) == [("GG011", "loss.backward()")]
+    assert _errors(ONE_FILE_EXP) == [("GG011", "loss.backward()")]
+
+
+def test_the_facts_of_kept_outputs() -> None:
+    # (the receiver first for a method; True marks a literal number)
+    assert keeps_its_result("torch.Tensor.sigmoid", [False])
+    assert keeps_its_result("torch.nn.functional.softmax", [False, False])  # with `dim=`
+    assert not keeps_its_result("torch.max", [False, False])  # values and indices
+    assert not keeps_its_result("torch.Tensor.pow", [False, True])  # `x.pow(2)` keeps `x` only
+    assert keeps_its_result("torch.Tensor.pow", [False, False])  # a tensor exponent keeps the result
+    assert not keeps_its_result("torch.nn.functional.gelu", [False])  # keeps its input
+    assert not keeps_its_result("torch.relu", [False, False, False])
+
+
+# Runs each program in turn in one interpreter (torch is imported once), printing how each ended.
+_DRIVER = """
+import json, os, runpy, sys
+results = {}
+for folder in json.loads(sys.argv[1]):
+    sys.path.insert(0, os.path.abspath(folder))
+    sys.modules.pop("blocks", None)
+    try:
+        runpy.run_path(os.path.join(folder, "train.py"), run_name="__main__")
+        results[folder] = "ok"
+    except RuntimeError as error:
+        results[folder] = str(error)
+    sys.path.pop(0)
+print(json.dumps(results))
+"""
+
+
+def test_the_programs_behave_under_torch(tmp_path: Path) -> None:
+    expected = {}
+    for name, blocks, fails in (("clean", CLEAN, False), ("after-relu", AFTER_RELU, True),
+                                ("gate", GATE_WRITTEN, True)):
+        _program(tmp_path, name, blocks)
+        expected[name] = fails
+    for name, source, fails in (("one-clean", ONE_FILE_CLEAN, False), ("one-softmax", ONE_FILE_SOFTMAX, True),
+                                ("one-exp", ONE_FILE_EXP, True)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.py").write_text(source, encoding="utf-8")
+        expected[name] = fails
+    run = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(list(expected))], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    ended = json.loads(run.stdout.strip().splitlines()[-1])
+    for name, fails in expected.items():
+        if fails:
+            assert "modified by an inplace operation" in ended[name], name
+        else:
+            assert ended[name] == "ok", (name, ended[name])
