@@ -174,6 +174,10 @@ class CallEvaluation:
                 args_entry = (arg.value, value)
             if args_entry is not None and not arg.star:
                 args.append(args_entry)
+            elif arg.star == "**" and value.kind is Kind.DICT and value.keys is not None and value.elems is not None \
+                    and all(isinstance(key, str) and key.isidentifier() for key in value.keys):
+                # `Trainer(**built)` of a dict whose keys are known: those keywords.
+                kwargs.update(zip(value.keys, value.elems))
             elif arg.star:
                 kwargs[f"{arg.star}{len(kwargs)}"] = value  # `*0` unpacks positions, `**1` keywords
         for slot in slots:

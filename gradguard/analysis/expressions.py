@@ -27,6 +27,7 @@ from gradguard.analysis.api import (
     declared_facts,
     lookup,
     makes,
+    method,
 )
 from gradguard.analysis.autograd import Accumulation, AutogradEvents, Met, scoped_key
 from gradguard.analysis.calls import Args, CallEvaluation, viewed_base
@@ -148,6 +149,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # that made it. A tensor a call returns is written in place under another name in the
         # caller (`value, hx = agent(obs, hx)`, then `hx[done] = 0.0`).
         self.saved_made: dict[tuple[int, int], set[tuple[int, int]]] = {}
+        # Tensors made as views of others (`z[:, :c]`, `h.chunk(2, 1)`), by evaluation: the one they
+        # view. Views of one tensor share its version: a write into one changes what a node kept
+        # of another.
+        self.view_bases: dict[tuple[int, int], tuple[int, int]] = {}
         # The parameters keys of the objects whose forward is running (their layers read them).
         self.modules_running: list[tuple[str, str]] = []
         # Modules (by their holder's key) whose parameters were set to another tensor (tied
@@ -1510,6 +1515,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
         if keeps_result:
             count = state.epochs[site]
             self.note_evaluation(("made", (site, count), site, count))
+        if operands and not in_place and self.makes_view(node, state, frame):
+            base = self.made_root(operands[0][1], state)
+            if base is not None:
+                self.note_evaluation(("view", (site, state.epochs[site]), base))
         current = node_id(site)
         inputs = frozenset().union(*(v.nodes for _, v in operands))
         if not source and inputs and all(n // GENERATIONS in self.unsure for n in inputs):
@@ -1543,7 +1552,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if value.kind not in (Kind.TENSOR, Kind.UNKNOWN) \
                     or not (source or any(n for j, n in enumerate(needs) if j != index)):
                 continue
-            made = _made_by(value, state)
+            made = self.made_root(value, state)
             if made is not None:
                 self.note_evaluation(("made", made, site, count))
             if expr is None:
@@ -1551,6 +1560,43 @@ class Evaluator(CallEvaluation, AutogradEvents):
             holder = self.holder_of(viewed_base(expr), state, frame)
             if holder is not None:
                 self.note_evaluation(("by", scoped_key(holder, frame), site, count))
+
+    def made_root(self, value: Value, state: State) -> tuple[int, int] | None:
+        """The evaluation that made the tensor whose storage a tensor value is, seen through views:
+        one for every node the value may be (`a[:, :c]` or `a[:, ::2]`, by which arm returned)."""
+        if value.kind is not Kind.TENSOR or not value.top or len(value.top) > 4:
+            return None
+        roots = set()
+        for node in value.top:
+            made = _made_by(replace(value, top=frozenset({node})), state)
+            if made is None:
+                return None
+            roots.add(self.viewed(made))
+        return roots.pop() if len(roots) == 1 else None
+
+    def viewed(self, made: tuple[int, int]) -> tuple[int, int]:
+        """The evaluation that made the tensor a view (of a view...) was taken of."""
+        for _ in range(16):
+            base = self.view_bases.get(made)
+            if base is None or base == made:
+                break
+            made = base
+        return made
+
+    def makes_view(self, node: cst.CSTNode, state: State, frame: Frame) -> bool:
+        """Whether an operation's result is a view of its first operand: basic indexing (`z[:, :c]`)
+        or an op the facts say returns one (`chunk`, `view`, `transpose`, `narrow`)."""
+        if isinstance(node, cst.Subscript):
+            return viewed_base(node) is not node
+        if not isinstance(node, cst.Call):
+            return False
+        if isinstance(node.func, cst.Attribute):
+            called = method(node.func.attr.value, Receiver.TENSOR)
+            if called is not None and called.returns is Returns.VIEW:
+                return True
+        name = self.qualified(node.func, state, frame)
+        fact = lookup(name) if name is not None else None
+        return fact is not None and fact.returns is Returns.VIEW
 
     def note_saved_parameters(self, key: HeapKey | None, site: int, state: State) -> None:
         """A module call's node keeps the parameters of the module (and of the objects whose forward
@@ -1608,7 +1654,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             marks |= self.saved_by.get(alias, set())
         held_value = self.lookup(holder.key[0], state, frame) if holder.kind == "variable" \
             else state.heap.get(holder.key)  # type: ignore[arg-type]
-        made = _made_by(held_value, state) if held_value is not None else None
+        made = self.made_root(held_value, state) if held_value is not None else None
         if made is not None:
             marks |= self.saved_made.get(made, set())
         if not marks or state.dead:

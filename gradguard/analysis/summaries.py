@@ -35,7 +35,8 @@ MAX_PER_SITE = 8
 # A fact recorded by evaluation count: ("calls", site, count, owners): the node of that evaluation of
 # a module call keeps the owners' parameters; ("labels", site, count, label): the module it called;
 # ("made", (site, count), site2, count2): the tensor that evaluation made is kept by that one's node;
-# ("by", holder key, site, count): the tensor held there is.
+# ("by", holder key, site, count): the tensor held there is; ("view", (site, count), (site2, count2)):
+# the tensor the first evaluation made is a view of the one the second made (they share a version).
 Entry = tuple[Any, ...]
 
 
@@ -44,6 +45,7 @@ class EvaluationTables(Protocol):
     module_labels: dict[tuple[int, int], str]
     saved_made: dict[tuple[int, int], set[tuple[int, int]]]
     saved_by: dict[tuple[str, ...], set[tuple[int, int]]]
+    view_bases: dict[tuple[int, int], tuple[int, int]]
 
 
 class ReplayTarget(EvaluationTables, Protocol):
@@ -61,6 +63,8 @@ def apply_entry(tables: EvaluationTables, entry: Entry) -> None:
         tables.module_labels[(entry[1], entry[2])] = entry[3]
     elif kind == "made":
         tables.saved_made.setdefault(entry[1], set()).add((entry[2], entry[3]))
+    elif kind == "view":
+        tables.view_bases[entry[1]] = entry[2]
     else:
         tables.saved_by.setdefault(entry[1], set()).add((entry[2], entry[3]))
 
@@ -74,6 +78,9 @@ def shift_entry(entry: Entry, delta: Callable[[int], int]) -> Entry:
     if kind == "made":
         made = entry[1]
         return (kind, (made[0], made[1] + delta(made[0])), entry[2], entry[3] + delta(entry[2]))
+    if kind == "view":
+        (site, count), (base, base_count) = entry[1], entry[2]
+        return (kind, (site, count + delta(site)), (base, base_count + delta(base)))
     return (kind, entry[1], entry[2], entry[3] + delta(entry[2]))
 
 

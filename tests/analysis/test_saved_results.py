@@ -1,8 +1,10 @@
 """A node that keeps its own output for its backward (`relu`, `sigmoid`, `softmax`, `exp`: torch's
 `_saved_result`, generated into the facts as `saves-result`) fails that backward once the output is
 written in place: `out = self.relu(h); out += x` (a residual added after the activation),
-`gate = torch.sigmoid(z); gate[:, 0] = 0`. Five of seven real bugs a blind search found (unseen5:
-NNR, CS-Net, H3DNet, Glow, MAE-DFER) were this error; gradguard found none of them before.
+`gate = torch.sigmoid(z); gate[:, 0] = 0`; and views of one tensor share its version (`z1, z2 =
+z[:, :c], z[:, c:]`: a write into `z2` changes what a node kept of `z1`). Five of seven real bugs
+a blind search found (unseen5: NNR, CS-Net, H3DNet, Glow, MAE-DFER) were this error; gradguard
+found none of them before.
 
 What keeps its output is torch's answer, for the form of the call it was probed with: `x.pow(2)`
 (a scalar exponent keeps its input only) and `torch.max(x, dim=1)` (values and indices) do not.
@@ -128,6 +130,77 @@ ONE_FILE_EXP = ONE_FILE.replace("BODY", """weights = scores.exp()
     loss = (weights * x).sum()""")
 
 
+# Views of one tensor share its version: an affine coupling updating one half in place changes the
+# other half, which the coupling network's first convolution kept (chaiyujin/glow-pytorch's bug).
+FLOWS = '''"""An affine coupling flow (the shape of Glow's FlowStep)."""
+import torch
+from torch import nn
+
+
+def split_feature(tensor, kind="split"):
+    c = tensor.size(1)
+    if kind == "split":
+        return tensor[:, : c // 2, ...], tensor[:, c // 2 :, ...]
+    return tensor[:, 0::2, ...], tensor[:, 1::2, ...]
+
+
+class Coupling(nn.Module):
+    def __init__(self, channels=4, hidden=16):
+        super().__init__()
+        self.mix = nn.Conv2d(channels, channels, 1, bias=False)
+        self.net = nn.Sequential(nn.Conv2d(channels // 2, hidden, 3, padding=1), nn.ReLU(),
+                                 nn.Conv2d(hidden, channels, 3, padding=1))
+
+    def forward(self, z):
+        z = self.mix(z)
+        z1, z2 = split_feature(z, "split")
+        shift, scale = split_feature(self.net(z1), "cross")
+        scale = torch.sigmoid(scale + 2.0)
+        UPDATE
+        logdet = torch.log(scale).sum(dim=(1, 2, 3))
+        return torch.cat((z1, z2), dim=1), logdet
+'''
+
+FLOW_TRAIN = '''"""Maximum likelihood on random images, through a trainer built from a dict of parts."""
+import torch
+
+from flows import Coupling
+
+
+class Trainer:
+    def __init__(self, graph, optim):
+        self.graph = graph
+        self.optim = optim
+
+    def train(self, batches=3):
+        for _ in range(batches):
+            z, logdet = self.graph(torch.randn(4, 4, 8, 8))
+            loss = (0.5 * (z ** 2).sum(dim=(1, 2, 3)) - logdet).mean()
+            self.optim.zero_grad()
+            loss.backward()
+            self.optim.step()
+        print("ok")
+
+
+def build():
+    graph = Coupling()
+    return {"graph": graph, "optim": torch.optim.Adam(graph.parameters(), lr=1e-3)}
+
+
+Trainer(**build()).train()
+'''
+FLOW_IN_PLACE = "z2 += shift\n        z2 *= scale"
+FLOW_OUT_OF_PLACE = "z2 = (z2 + shift) * scale"
+
+
+def _flow(tmp_path: Path, name: str, update: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "flows.py").write_text(FLOWS.replace("UPDATE", update), encoding="utf-8")
+    (folder / "train.py").write_text(FLOW_TRAIN, encoding="utf-8")
+    return folder / "train.py"
+
+
 def _program(tmp_path: Path, name: str, blocks: dict[str, str]) -> Path:
     folder = tmp_path / name
     folder.mkdir()
@@ -155,6 +228,15 @@ def test_a_residual_added_in_place_after_the_activation_in_another_module(tmp_pa
     assert "blocks.py:21" in message and "`out`" in message  # the write, where it is
 
 
+def test_views_of_one_tensor_share_its_version(tmp_path: Path) -> None:
+    script = _flow(tmp_path, "in-place", FLOW_IN_PLACE)
+    assert _errors(script.read_text(encoding="utf-8"), script) == [("GG011", "loss.backward()")]
+    message = analyze(script.read_text(encoding="utf-8"), path=str(script))[0].message
+    assert "flows.py:25" in message and "`z2`" in message
+    script = _flow(tmp_path, "out-of-place", FLOW_OUT_OF_PLACE)
+    assert _errors(script.read_text(encoding="utf-8"), script) == []
+
+
 def test_what_keeps_its_output_is_torchs_answer_for_the_form_called() -> None:
     assert _errors(ONE_FILE_CLEAN) == []
     assert _errors(ONE_FILE_SOFTMAX) == [("GG011", "loss.backward()")]
@@ -179,6 +261,7 @@ results = {}
 for folder in json.loads(sys.argv[1]):
     sys.path.insert(0, os.path.abspath(folder))
     sys.modules.pop("blocks", None)
+    sys.modules.pop("flows", None)
     try:
         runpy.run_path(os.path.join(folder, "train.py"), run_name="__main__")
         results[folder] = "ok"
@@ -194,6 +277,10 @@ def test_the_programs_behave_under_torch(tmp_path: Path) -> None:
     for name, blocks, fails in (("clean", CLEAN, False), ("after-relu", AFTER_RELU, True),
                                 ("gate", GATE_WRITTEN, True)):
         _program(tmp_path, name, blocks)
+        expected[name] = fails
+    for name, update, fails in (("flow-in-place", FLOW_IN_PLACE, True),
+                                ("flow-out-of-place", FLOW_OUT_OF_PLACE, False)):
+        _flow(tmp_path, name, update)
         expected[name] = fails
     for name, source, fails in (("one-clean", ONE_FILE_CLEAN, False), ("one-softmax", ONE_FILE_SOFTMAX, True),
                                 ("one-exp", ONE_FILE_EXP, True)):
