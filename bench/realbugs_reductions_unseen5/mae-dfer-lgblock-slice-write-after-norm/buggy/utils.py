@@ -1,0 +1,11 @@
+"""The loss scaler (the shape of MAE-DFER's utils.NativeScalerWithGradNormCount): backward, then step."""
+
+import torch
+
+
+class LossScaler:
+    def __call__(self, loss, optimizer, parameters=None):
+        loss.backward()  # buggy: the in-place error is raised here (utils.py:348 in the repository)
+        if parameters is not None:
+            torch.nn.utils.clip_grad_norm_(parameters, 1.0)
+        optimizer.step()
