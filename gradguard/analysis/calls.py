@@ -430,6 +430,29 @@ class CallEvaluation:
                         self.call_function(method, passed, {}, state, frame, hook, call)
         return output
 
+    def base_method(self, proxy: cst.BaseExpression, method: str, state: State,
+                    frame: Frame) -> tuple[FunctionInfo, Value] | None:
+        """For `super().method` (or `super(Cls, self).method`) in a method of a project class: the
+        method as the first of the classes after it defines it, and the object it runs on; None when
+        no project base class defines it (a library base's method is taken as before)."""
+        if not isinstance(proxy, cst.Call):
+            return None
+        name = self.qualified(proxy.func, state, frame)
+        fact = api.lookup(name) if name is not None else None
+        if fact is None or not fact.proxies_bases or frame.self_value is None or frame.function is None:
+            return None
+        owner = frame.function.owner
+        if len(proxy.args) == 2:
+            named = self.peek(proxy.args[0].value, state, frame)
+            owner = named.ref if named is not None and isinstance(named.ref, ClassInfo) else None
+        if owner is None:
+            return None
+        for base in self.bases_of(owner):
+            found = self.method_of(base, method)
+            if found is not None:
+                return found, frame.self_value
+        return None
+
     def eval_known_call(self, call: cst.Call, name: str, state: State, frame: Frame) -> Value:
         """A call of an imported callable, known by its qualified name."""
         args, kwargs = self.eval_args(call, state, frame)
@@ -808,6 +831,12 @@ class CallEvaluation:
         name = self.qualified(func, state, frame)
         if name is not None:
             return self.eval_known_call(call, name, state, frame)
+        inherited = self.base_method(func.value, method, state, frame)
+        if inherited is not None:
+            # `super().__init__(layers)`: the base class's method, run on the same object.
+            info, me = inherited
+            args, kwargs = self.eval_args(call, state, frame)
+            return self.call_function(info, args, kwargs, state, frame, me, call)
         receiver = self.eval(func.value, state, frame)
         if receiver.kind is Kind.UNKNOWN and receiver.qual is not None \
                 and api.makes(receiver.qual) in (None, Returns.OBJECT) \

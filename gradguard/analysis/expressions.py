@@ -319,6 +319,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
     def method_of(self, info: ClassInfo, name: str) -> FunctionInfo | None:  # pragma: no cover
         raise NotImplementedError
 
+    def bases_of(self, info: ClassInfo) -> list[ClassInfo]:  # pragma: no cover
+        raise NotImplementedError
+
     def element_of(self, iterable: Value) -> Value:  # pragma: no cover
         raise NotImplementedError
 

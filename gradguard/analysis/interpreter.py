@@ -1605,15 +1605,20 @@ class Interpreter(Evaluator):
             method = current.methods.get(name)
             if method is not None:
                 return method
-            found = [c for c in self.classes.values() if c.named_by(current.bases)]
-            if not found and self.project is not None:
-                # A base imported from a package that re-exports it (`torch_frame.transforms.X`).
-                for base in current.bases:
-                    value = self.project_value(base, current.module)
-                    if value is not None and value.kind is Kind.CLASS and isinstance(value.ref, ClassInfo):
-                        found.append(value.ref)
-            pending.extend(found)
+            pending.extend(self.bases_of(current))
         return None
+
+    def bases_of(self, info: ClassInfo) -> list[ClassInfo]:
+        """The project classes a class derives from directly, in order."""
+        found = [c for c in self.classes.values() if c.named_by(info.bases) and c is not info]
+        if not found and self.project is not None:
+            # A base imported from a package that re-exports it (`torch_frame.transforms.X`).
+            for base in info.bases:
+                value = self.project_value(base, info.module)
+                if value is not None and value.kind is Kind.CLASS and isinstance(value.ref, ClassInfo) \
+                        and value.ref is not info:
+                    found.append(value.ref)
+        return found
 
     def element_of(self, iterable: Value) -> Value:
         """The value of one element when iterating over `iterable`."""

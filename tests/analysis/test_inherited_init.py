@@ -1,0 +1,146 @@
+"""`super().__init__(...)` runs the base class's `__init__` on the object (davidnabergoj/torchflows,
+unseen5): a flow whose layers a base class stores (`self.layers = nn.ModuleList(layers)`), given by
+the subclass through `super().__init__(make_layers(...))`, was an object without layers, and an
+elementwise layer's tensor built once in its `__init__` (`Parameter(...) / 1000.0`, a graph made
+once and freed by the first backward) was never reached. Written `super(RealNVP, self)` too, and
+with the base class in another module. Each program runs under torch as the test says.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from gradguard.analysis import analyze
+
+LAYERS = '''"""Bijections of a small normalizing flow."""
+import torch
+from torch import nn
+
+
+class Elementwise(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        VALUE
+
+    def forward(self, x):
+        return x * torch.exp(self.value[1]) + self.value[0], self.value[1].sum().expand(x.shape[0])
+
+
+class Coupling(nn.Module):
+    def __init__(self, dim, hidden=16):
+        super().__init__()
+        self.half = dim // 2
+        self.net = nn.Sequential(nn.Linear(self.half, hidden), nn.Tanh(), nn.Linear(hidden, 2 * (dim - self.half)))
+
+    def forward(self, x):
+        a, b = x[:, : self.half], x[:, self.half :]
+        shift, log_scale = self.net(a).chunk(2, dim=1)
+        return torch.cat([a, b * torch.exp(log_scale) + shift], dim=1), log_scale.sum(dim=1)
+
+
+class Composition(nn.Module):
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+
+    def forward(self, x):
+        logdet = torch.zeros(x.shape[0])
+        for layer in self.layers:
+            x, ld = layer(x)
+            logdet = logdet + ld
+        return x, logdet
+'''
+
+FLOW = '''"""Fit a RealNVP-like flow by maximum likelihood."""
+import math
+
+import torch
+
+from layers import Composition, Coupling, Elementwise
+
+
+def make_layers(dim, n):
+    layers = [Elementwise(dim)]
+    for _ in range(n):
+        layers.append(Coupling(dim))
+    layers.append(Elementwise(dim))
+    return layers
+
+
+class RealNVP(Composition):
+    def __init__(self, dim, n_layers=2):
+        SUPER.__init__(make_layers(dim, n_layers))
+
+    def log_prob(self, x):
+        z, logdet = self(x)
+        return -0.5 * (z ** 2).sum(dim=1) - 0.5 * z.shape[1] * math.log(2 * math.pi) + logdet
+
+
+def fit(flow, data, epochs=2, batch_size=32):
+    optimizer = torch.optim.AdamW(flow.parameters(), lr=0.05)
+    for epoch in range(epochs):
+        for batch in data.split(batch_size):
+            optimizer.zero_grad()
+            loss = -flow.log_prob(batch).mean()
+            loss.backward()
+            optimizer.step()
+    print("ok")
+
+
+torch.manual_seed(0)
+fit(RealNVP(4), torch.randn(100, 4) * 2 + 4)
+'''
+
+BUILT_ONCE = "self.value = nn.Parameter(torch.randn(2, dim)) / 1000.0"
+A_LEAF = "self.value = nn.Parameter(torch.randn(2, dim) / 1000.0)"
+
+
+def _program(tmp_path: Path, name: str, value: str, proxy: str = "super()") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "layers.py").write_text(LAYERS.replace("VALUE", value), encoding="utf-8")
+    (folder / "flow.py").write_text(FLOW.replace("SUPER", proxy), encoding="utf-8")
+    return folder / "flow.py"
+
+
+def _errors(script: Path) -> list[tuple[str, str]]:
+    source = script.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    return [(d.code, lines[d.span.start.row - 1].strip()) for d in analyze(source, path=str(script))
+            if d.severity.name == "ERROR"]
+
+
+def test_a_base_class_init_run_through_super(tmp_path: Path) -> None:
+    assert _errors(_program(tmp_path, "once", BUILT_ONCE)) == [("GG006", "loss.backward()")]
+    assert _errors(_program(tmp_path, "named", BUILT_ONCE, "super(RealNVP, self)")) == [("GG006", "loss.backward()")]
+    assert _errors(_program(tmp_path, "leaf", A_LEAF)) == []
+
+
+_DRIVER = """
+import json, os, runpy, sys
+results = {}
+for folder in json.loads(sys.argv[1]):
+    sys.path.insert(0, os.path.abspath(folder))
+    sys.modules.pop("layers", None)
+    try:
+        runpy.run_path(os.path.join(folder, "flow.py"), run_name="__main__")
+        results[folder] = "ok"
+    except RuntimeError as error:
+        results[folder] = str(error)
+    sys.path.pop(0)
+print(json.dumps(results))
+"""
+
+
+def test_the_programs_behave_under_torch(tmp_path: Path) -> None:
+    _program(tmp_path, "once", BUILT_ONCE)
+    _program(tmp_path, "leaf", A_LEAF)
+    run = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(["once", "leaf"])], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    ended = json.loads(run.stdout.strip().splitlines()[-1])
+    assert "backward through the graph a second time" in ended["once"]
+    assert ended["leaf"] == "ok"
