@@ -453,6 +453,19 @@ class CallEvaluation:
                 return found, frame.self_value
         return None
 
+    def known_string(self, expr: cst.BaseExpression, state: State, frame: Frame) -> str | None:
+        """The string an expression holds when the program says it plainly: a literal, or an option
+        of a parsed command line declared with a plain string default (`FLAGS.model`)."""
+        if isinstance(expr, cst.SimpleString):
+            value = expr.evaluated_value
+            return value if isinstance(value, str) else None
+        if isinstance(expr, cst.Attribute):
+            parsed = self.peek(expr.value, state, frame)
+            fact = api.lookup(parsed.qual) if parsed is not None and parsed.qual is not None else None
+            if fact is not None and fact.holds_options:
+                return self.option_defaults.get(expr.attr.value)
+        return None
+
     def eval_known_call(self, call: cst.Call, name: str, state: State, frame: Frame) -> Value:
         """A call of an imported callable, known by its qualified name."""
         args, kwargs = self.eval_args(call, state, frame)
@@ -462,6 +475,9 @@ class CallEvaluation:
         if drawn is not None and drawn.picks and call.args:
             self.picked.add(call.args[0].value)
         if drawn is not None and drawn.declares_option:
+            dest, default = option_dest(call), _string_keyword(call, "default")
+            if dest is not None:
+                self.option_defaults[dest] = default if self.option_defaults.get(dest, default) == default else None
             declared = option_values(call)
             if declared is not None:
                 stored, values = declared
@@ -474,6 +490,13 @@ class CallEvaluation:
                     # Declared again without choices (another parser's option of the same name): any value.
                     self.option_domains[stored] = None
             return NONE
+        if drawn is not None and drawn.imports_named and call.args:
+            # `importlib.import_module(FLAGS.model)`: the project module the name says (an option's
+            # default, the program as it runs unless told otherwise).
+            named = self.known_string(call.args[0].value, state, frame)
+            module = self.project_value(named, frame.module) if named is not None else None
+            if module is not None:
+                return module
         if name in K.BACKWARD_FUNCTIONS:
             roots = args[:1] or [(None, next((kwargs[k] for k in ROOT_KEYWORDS if k in kwargs), UNKNOWN))]
             self.backward(call, roots, kwargs, state, frame, positional_retain=None)
@@ -1320,6 +1343,15 @@ def _layers_keep_weights(layers: list[Value]) -> bool | None:
         return None
     fact = api.lookup(weighted[0].qual)  # type: ignore[arg-type]
     return False if fact is not None and fact.keeps_weights is False else None
+
+
+def _string_keyword(call: cst.Call, keyword: str) -> str | None:
+    """The plain string literal a call passes as `keyword`, if it does."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword and isinstance(arg.value, cst.SimpleString):
+            value = arg.value.evaluated_value
+            return value if isinstance(value, str) else None
+    return None
 
 
 def _numbers_given(call: cst.Call) -> list[bool]:

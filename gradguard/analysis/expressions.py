@@ -199,6 +199,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # The values each command-line option declared with `choices` can hold, by attribute name.
         # (None: declared somewhere without them, so it may hold anything.)
         self.option_domains: dict[str, frozenset[str] | None] = {}
+        # The default of each command-line option declared with a plain string default (None when
+        # declared without one, or twice with different ones): what the program runs with unless told.
+        self.option_defaults: dict[str, str | None] = {}
         # Object atoms (see `object_atom_key`) that paths joined inside the current entry-level
         # statement disagreed on: the statement is run again once per truth (`Interpreter.split_parts`).
         self.split_atoms: dict[str, Atom] = {}
@@ -1521,7 +1524,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         if operands and not in_place and self.makes_view(node, state, frame):
             base = self.made_root(operands[0][1], state)
             if base is not None:
-                self.note_evaluation(("view", (site, state.epochs[site]), base))
+                self.note_evaluation(("viewing", (site, state.epochs[site]), base))
         current = node_id(site)
         inputs = frozenset().union(*(v.nodes for _, v in operands))
         if not source and inputs and all(n // GENERATIONS in self.unsure for n in inputs):

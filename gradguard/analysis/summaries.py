@@ -35,7 +35,7 @@ MAX_PER_SITE = 8
 # A fact recorded by evaluation count: ("calls", site, count, owners): the node of that evaluation of
 # a module call keeps the owners' parameters; ("labels", site, count, label): the module it called;
 # ("made", (site, count), site2, count2): the tensor that evaluation made is kept by that one's node;
-# ("by", holder key, site, count): the tensor held there is; ("view", (site, count), (site2, count2)):
+# ("by", holder key, site, count): the tensor held there is; ("viewing", (site, count), (site2, count2)):
 # the tensor the first evaluation made is a view of the one the second made (they share a version).
 Entry = tuple[Any, ...]
 
@@ -63,7 +63,7 @@ def apply_entry(tables: EvaluationTables, entry: Entry) -> None:
         tables.module_labels[(entry[1], entry[2])] = entry[3]
     elif kind == "made":
         tables.saved_made.setdefault(entry[1], set()).add((entry[2], entry[3]))
-    elif kind == "view":
+    elif kind == "viewing":
         tables.view_bases[entry[1]] = entry[2]
     else:
         tables.saved_by.setdefault(entry[1], set()).add((entry[2], entry[3]))
@@ -78,7 +78,7 @@ def shift_entry(entry: Entry, delta: Callable[[int], int]) -> Entry:
     if kind == "made":
         made = entry[1]
         return (kind, (made[0], made[1] + delta(made[0])), entry[2], entry[3] + delta(entry[2]))
-    if kind == "view":
+    if kind == "viewing":
         (site, count), (base, base_count) = entry[1], entry[2]
         return (kind, (site, count + delta(site)), (base, base_count + delta(base)))
     return (kind, entry[1], entry[2], entry[3] + delta(entry[2]))

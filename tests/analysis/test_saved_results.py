@@ -89,6 +89,17 @@ model = Net()
 train(model, torch.optim.SGD(model.parameters(), lr=0.1), 3)
 '''
 
+# The model's module named on the command line (default `blocks`), imported by that name
+# (zaiweizhang/H3DNet's train.py, unseen5).
+TRAIN_BY_NAME = TRAIN.replace("from blocks import Net\n", """import argparse
+import importlib
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="blocks", help="the module of the network")
+FLAGS = parser.parse_args([])
+Net = importlib.import_module(FLAGS.model).Net
+""")
+
 # torchvision's order: the residual added in place to the normalised output, then the activation.
 CLEAN = {"RESIDUAL": "out += identity\n        out = self.relu(out)", "GATE": "gate = gate * (gate > 0.1)"}
 # The activation first, then the residual added in place to the tensor ReLU kept.
@@ -228,6 +239,14 @@ def test_a_residual_added_in_place_after_the_activation_in_another_module(tmp_pa
     assert "blocks.py:21" in message and "`out`" in message  # the write, where it is
 
 
+def test_a_module_imported_by_the_name_an_option_defaults_to(tmp_path: Path) -> None:
+    for name, blocks, expected in (("by-name-clean", CLEAN, []),
+                                   ("by-name-after-relu", AFTER_RELU, [("GG011", "loss.backward()")])):
+        script = _program(tmp_path, name, blocks)
+        script.write_text(TRAIN_BY_NAME, encoding="utf-8")
+        assert _errors(TRAIN_BY_NAME, script) == expected, name
+
+
 def test_views_of_one_tensor_share_its_version(tmp_path: Path) -> None:
     script = _flow(tmp_path, "in-place", FLOW_IN_PLACE)
     assert _errors(script.read_text(encoding="utf-8"), script) == [("GG011", "loss.backward()")]
@@ -277,6 +296,9 @@ def test_the_programs_behave_under_torch(tmp_path: Path) -> None:
     for name, blocks, fails in (("clean", CLEAN, False), ("after-relu", AFTER_RELU, True),
                                 ("gate", GATE_WRITTEN, True)):
         _program(tmp_path, name, blocks)
+        expected[name] = fails
+    for name, blocks, fails in (("by-name-after-relu", AFTER_RELU, True),):
+        _program(tmp_path, name, blocks).write_text(TRAIN_BY_NAME, encoding="utf-8")
         expected[name] = fails
     for name, update, fails in (("flow-in-place", FLOW_IN_PLACE, True),
                                 ("flow-out-of-place", FLOW_OUT_OF_PLACE, False)):

@@ -217,6 +217,7 @@ class Fact:
     iterates: bool = False  # a builtin that iterates its arguments (`zip(loader, noise)`)
     counts: bool = False  # its items are all different (`range(n)`): a new index at each iteration
     proxies_bases: bool = False  # `super()`: the methods of the classes after the calling method's own
+    imports_named: bool = False  # `importlib.import_module(name)`: the module its first argument names
     pure: bool = False  # no effect, and a result fixed by its arguments: a condition over it is stable
     registers: Returns | None = None  # `register_buffer(name, t)` (BUFFERS) or a parameter (PARAMETERS)
     clears: bool = False  # empties the container it is called on

@@ -27,6 +27,7 @@ FACTS: tuple[Fact, ...] = (
     *facts(("print", "logging.info", "logging.debug", "logging.warning"), returns=Returns.NONE),
     Fact("range", returns=Returns.DATA, pure=True, counts=True),
     Fact("super", returns=Returns.UNKNOWN, proxies_bases=True),
+    Fact("importlib.import_module", returns=Returns.UNKNOWN, imports_named=True),
     Fact("open", returns=Returns.DATA),
     Fact("iter", returns=Returns.DATA, iterates=True),
     # Containers made of what the arguments hold (what they return is what `collects` says).
