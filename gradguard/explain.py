@@ -222,8 +222,8 @@ def render(diagnosis: Diagnosis, cwd: Path) -> str:
     if finding is None:
         if traceback.kind == "inplace":
             out.append("cause          a tensor saved for the backward was modified in place afterwards; the static")
-            out.append("               analysis covers an optimizer step between two backwards through a retained")
-            out.append("               graph (GG011) and found none here. Rerun under the monitor (`gradguard run")
+            out.append("               analysis (GG011: an optimizer step, or an in-place write into a tensor a node")
+            out.append("               kept) found no such write here. Rerun under the monitor (`gradguard run")
             out.append("               SCRIPT`) or with torch.autograd.set_detect_anomaly(True) to see which edit it was.")
         else:
             out.append("cause          no gradguard finding at or near this call (the analysis did not see it);")

@@ -24,6 +24,8 @@ y = w.sigmoid()
 y.mul_(2)
 y.sum().backward()
 """
+# The same write made through a name the analysis cannot follow: only a run can say which it was.
+DYNAMIC_INPLACE_SCRIPT = INPLACE_SCRIPT.replace("y.mul_(2)", 'getattr(y, "mul_")(2)')
 
 
 @pytest.fixture(scope="module")
@@ -32,11 +34,13 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, RunOutcome]
         pytest.skip("torch is not installed")
     inplace = tmp_path_factory.mktemp("inplace") / "inplace_step.py"
     inplace.write_text(INPLACE_SCRIPT, encoding="utf-8")
+    dynamic = tmp_path_factory.mktemp("dynamic") / "dynamic_step.py"
+    dynamic.write_text(DYNAMIC_INPLACE_SCRIPT, encoding="utf-8")
     # GG011's in-place error, which fixtures/buggy does not hold: the rule document's bad example.
     (bad,) = [example for example in catalogue.get("GG011").examples if example.kind == "bad"]
     stepped = tmp_path_factory.mktemp("stepped") / "actor_critic.py"
     stepped.write_text(bad.source, encoding="utf-8")
-    paths = [path for path in buggy_fixtures() if path.suffix == ".py"] + [inplace, stepped]
+    paths = [path for path in buggy_fixtures() if path.suffix == ".py"] + [inplace, dynamic, stepped]
     return run_many(paths, timeout=900)
 
 
@@ -121,14 +125,24 @@ def test_two_ddp_ranks_interleaved(outcomes: dict[Path, RunOutcome]) -> None:
 
 @pytest.mark.torch
 def test_the_inplace_error_is_recognised_and_said_to_need_a_run(outcomes: dict[Path, RunOutcome]) -> None:
-    (path,) = [p for p in outcomes if p.name == "inplace_step.py"]
+    (path,) = [p for p in outcomes if p.name == "dynamic_step.py"]
     traceback = outcomes[path].traceback
     assert "modified by an inplace operation" in traceback
     found = pick(parse_log(traceback, path.parent))
     assert found is not None and found.kind == "inplace"
     report, code = explain(traceback, path.parent)
     assert code == 1
-    assert "failing call   inplace_step.py:6" in report and "gradguard run" in report
+    assert "failing call   dynamic_step.py:6" in report and "gradguard run" in report
+
+
+@pytest.mark.torch
+def test_a_write_into_a_tensor_a_node_kept_is_diagnosed_without_a_run(outcomes: dict[Path, RunOutcome]) -> None:
+    """`y = w.sigmoid(); y.mul_(2)`: sigmoid keeps its output, which the write changes (GG011)."""
+    (path,) = [p for p in outcomes if p.name == "inplace_step.py"]
+    report, code = explain(outcomes[path].traceback, path.parent)
+    assert (code, _rule(report)) == (0, "GG011"), report
+    assert any(line.startswith("related ") and "inplace_step.py:5" in line for line in report.splitlines()), report
+    assert "y = y.clone()" in report
 
 
 @pytest.mark.torch
