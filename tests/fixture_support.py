@@ -447,6 +447,32 @@ def run_source_many(sources: Mapping[str, str], *, prelude: str = "", timeout: f
     return {name: _outcome(entry, script) for name, entry, script in zip(sources, raw, scripts, strict=True)}
 
 
+_PROGRAMS_PRELUDE = """
+import json, os, sys
+_ARGUMENTS = json.loads({arguments!r})
+
+
+def before_fixture(name):
+    sys.path.insert(0, os.path.dirname(name))  # the modules beside the script
+    sys.argv.extend(_ARGUMENTS.get(name, []))
+
+
+def after_fixture(name, exc):
+    folder = os.path.dirname(name)
+    sys.path.remove(folder)
+    for key, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(folder + os.sep):
+            del sys.modules[key]  # the next program's `layers` is its own
+"""
+
+
+def run_programs(scripts: Mapping[Path, list[str]], *, timeout: float = 600) -> dict[Path, RunOutcome]:
+    """Run scripts with their command-line arguments in one fresh interpreter (`run_many`), each able to
+    import the modules beside it (a program of several files, each in a folder of its own)."""
+    arguments = json.dumps({str(Path(path).resolve()): args for path, args in scripts.items()})
+    return run_many(list(scripts), prelude=_PROGRAMS_PRELUDE.format(arguments=arguments), timeout=timeout)
+
+
 # --------------------------------------------------------------------------------------------------
 # The child process (runs inside the fresh interpreter started by `_execute`)
 

@@ -16,12 +16,10 @@ Each program runs under torch as the test says (the buggy ones raise the error).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import libcst as cst
+from fixture_support import run_programs
 
 from gradguard.analysis import analyze
 from gradguard.analysis.conditions import complement_key, flag_test, key_of
@@ -261,31 +259,17 @@ _RUNS = [
     ("warmup", WARMUP_FIXED, [], False), ("warmup-counted", WARMUP_COUNTED, [], True),
     ("type-tested", TYPE_TESTED, [], False)]
 
-# Runs each program in turn in one interpreter (torch is imported once), printing how each ended.
-_DRIVER = """
-import json, runpy, sys
-results = {}
-for name, args in json.loads(sys.argv[1]):
-    sys.argv = [name + ".py", *args]
-    try:
-        runpy.run_path(name + ".py", run_name="__main__")
-        results[name] = "ok"
-    except RuntimeError as error:
-        results[name] = str(error)
-print(json.dumps(results))
-"""
-
-
 def test_the_programs_behave_under_torch(tmp_path: Path) -> None:
-    for name, source, _, _ in _RUNS:
-        (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
-    plan = json.dumps([(name, args) for name, _, args, _ in _RUNS])
-    run = subprocess.run([sys.executable, "-c", _DRIVER, plan], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=600)
-    assert run.returncode == 0, run.stderr
-    ended = json.loads(run.stdout.strip().splitlines()[-1])
-    for name, _, _, fails in _RUNS:
+    scripts: dict[Path, list[str]] = {}
+    for name, source, args, _ in _RUNS:
+        (tmp_path / name).mkdir()
+        script = tmp_path / name / "train.py"
+        script.write_text(source, encoding="utf-8")
+        scripts[script] = args
+    ended = run_programs(scripts)
+    for (name, _, _, fails), script in zip(_RUNS, scripts):
+        outcome = ended[script]
         if fails:
-            assert "backward through the graph a second time" in ended[name], name
+            assert "backward through the graph a second time" in (outcome.error_message or ""), name
         else:
-            assert ended[name] == "ok", name
+            assert outcome.ok and outcome.stdout.strip().endswith("ok"), (name, outcome.traceback)

@@ -8,10 +8,9 @@ with the base class in another module. Each program runs under torch as the test
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from fixture_support import run_programs
 
 from gradguard.analysis import analyze
 
@@ -119,28 +118,8 @@ def test_a_base_class_init_run_through_super(tmp_path: Path) -> None:
     assert _errors(_program(tmp_path, "leaf", A_LEAF)) == []
 
 
-_DRIVER = """
-import json, os, runpy, sys
-results = {}
-for folder in json.loads(sys.argv[1]):
-    sys.path.insert(0, os.path.abspath(folder))
-    sys.modules.pop("layers", None)
-    try:
-        runpy.run_path(os.path.join(folder, "flow.py"), run_name="__main__")
-        results[folder] = "ok"
-    except RuntimeError as error:
-        results[folder] = str(error)
-    sys.path.pop(0)
-print(json.dumps(results))
-"""
-
-
 def test_the_programs_behave_under_torch(tmp_path: Path) -> None:
-    _program(tmp_path, "once", BUILT_ONCE)
-    _program(tmp_path, "leaf", A_LEAF)
-    run = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(["once", "leaf"])], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr
-    ended = json.loads(run.stdout.strip().splitlines()[-1])
-    assert "backward through the graph a second time" in ended["once"]
-    assert ended["leaf"] == "ok"
+    once, leaf = _program(tmp_path, "once", BUILT_ONCE), _program(tmp_path, "leaf", A_LEAF)
+    ended = run_programs({once: [], leaf: []})
+    assert "backward through the graph a second time" in (ended[once].error_message or "")
+    assert ended[leaf].ok and ended[leaf].stdout.strip().endswith("ok"), ended[leaf].traceback

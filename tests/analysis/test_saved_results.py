@@ -13,10 +13,9 @@ Each program runs under torch as the test says.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from fixture_support import run_programs
 
 from gradguard.analysis import analyze
 from gradguard.analysis.api import keeps_its_result
@@ -273,48 +272,28 @@ def test_the_facts_of_kept_outputs() -> None:
     assert not keeps_its_result("torch.relu", [False, False, False])
 
 
-# Runs each program in turn in one interpreter (torch is imported once), printing how each ended.
-_DRIVER = """
-import json, os, runpy, sys
-results = {}
-for folder in json.loads(sys.argv[1]):
-    sys.path.insert(0, os.path.abspath(folder))
-    sys.modules.pop("blocks", None)
-    sys.modules.pop("flows", None)
-    try:
-        runpy.run_path(os.path.join(folder, "train.py"), run_name="__main__")
-        results[folder] = "ok"
-    except RuntimeError as error:
-        results[folder] = str(error)
-    sys.path.pop(0)
-print(json.dumps(results))
-"""
-
-
 def test_the_programs_behave_under_torch(tmp_path: Path) -> None:
-    expected = {}
+    expected: dict[Path, bool] = {}
     for name, blocks, fails in (("clean", CLEAN, False), ("after-relu", AFTER_RELU, True),
                                 ("gate", GATE_WRITTEN, True)):
-        _program(tmp_path, name, blocks)
-        expected[name] = fails
+        expected[_program(tmp_path, name, blocks)] = fails
     for name, blocks, fails in (("by-name-after-relu", AFTER_RELU, True),):
-        _program(tmp_path, name, blocks).write_text(TRAIN_BY_NAME, encoding="utf-8")
-        expected[name] = fails
+        script = _program(tmp_path, name, blocks)
+        script.write_text(TRAIN_BY_NAME, encoding="utf-8")
+        expected[script] = fails
     for name, update, fails in (("flow-in-place", FLOW_IN_PLACE, True),
                                 ("flow-out-of-place", FLOW_OUT_OF_PLACE, False)):
-        _flow(tmp_path, name, update)
-        expected[name] = fails
+        expected[_flow(tmp_path, name, update)] = fails
     for name, source, fails in (("one-clean", ONE_FILE_CLEAN, False), ("one-softmax", ONE_FILE_SOFTMAX, True),
                                 ("one-exp", ONE_FILE_EXP, True)):
         (tmp_path / name).mkdir()
-        (tmp_path / name / "train.py").write_text(source, encoding="utf-8")
-        expected[name] = fails
-    run = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(list(expected))], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr
-    ended = json.loads(run.stdout.strip().splitlines()[-1])
-    for name, fails in expected.items():
+        script = tmp_path / name / "train.py"
+        script.write_text(source, encoding="utf-8")
+        expected[script] = fails
+    ended = run_programs({script: [] for script in expected})
+    for script, fails in expected.items():
+        outcome = ended[script]
         if fails:
-            assert "modified by an inplace operation" in ended[name], name
+            assert "modified by an inplace operation" in (outcome.error_message or ""), script
         else:
-            assert ended[name] == "ok", (name, ended[name])
+            assert outcome.ok and outcome.stdout.strip().endswith("ok"), (script, outcome.traceback)
