@@ -146,6 +146,22 @@ def _saved_tensor_names(node: Any) -> list[str]:
     return names
 
 
+def _keeps_an_input(nodes: Iterable[Any], inputs: list[torch.Tensor]) -> bool:
+    """Whether one of the nodes keeps one of the inputs themselves (or a view of one) for its backward:
+    a write into that input in place then fails it."""
+    storages = {t.untyped_storage().data_ptr() for t in inputs}
+    for node in nodes:
+        for attr in dir(node):
+            if not attr.startswith("_saved_") or attr.endswith("_raw"):
+                continue
+            with contextlib.suppress(Exception):
+                held = getattr(node, attr)
+                for tensor in held if isinstance(held, (tuple, list)) else (held,):
+                    if isinstance(tensor, torch.Tensor) and tensor.untyped_storage().data_ptr() in storages:
+                        return True
+    return False
+
+
 def _added_nodes(outputs: Iterable[torch.Tensor], stop: set[Any]) -> list[Any]:
     """The autograd nodes between the outputs and the inputs' own nodes."""
     seen: dict[int, Any] = {}
@@ -235,6 +251,11 @@ def probe(name: str, func: Callable[..., Any] | None, receiver_method: str | Non
             continue
         underscored = name.endswith("_") and not name.endswith("__")
         fact = _describe(label, tracked, before, result, underscored)
+        if receiver_method is None and func is not None and _takes_inplace(func):
+            _seed()
+            again, kept = arguments(label)
+            if _writes_its_input_given_inplace(lambda: func(*again, inplace=True), kept):  # type: ignore[misc]
+                fact["inplace-option"] = True
         if fact.get("saves-result"):
             # Given a dimension too (`softmax(x, dim=1)`; `max(x, dim=1)` returns values and indices).
             _seed()
@@ -246,6 +267,45 @@ def probe(name: str, func: Callable[..., Any] | None, receiver_method: str | Non
                 fact["saves-result-dim"] = with_dim
         return fact, "ok"
     return None, reason
+
+
+def _takes_inplace(func: Callable[..., Any]) -> bool:
+    try:
+        return "inplace" in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _writes_its_input(cls: type, init: tuple[Any, ...], label: str) -> int | None:
+    """For a module class whose constructor takes `inplace`: its position among the constructor's
+    parameters, when built with `inplace=True` the module returns its very input (written in place);
+    None otherwise."""
+    try:
+        names = [n for n in inspect.signature(cls.__init__).parameters if n != "self"]
+    except (TypeError, ValueError):
+        return None
+    if "inplace" not in names:
+        return None
+    _seed()
+    args, tracked = arguments(label)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            result = cls(*init, inplace=True)(*args)
+    except Exception:  # noqa: BLE001 - any failure means "not so"
+        return None
+    return names.index("inplace") if any(o is t for o in _tensors(result) for t in tracked) else None
+
+
+def _writes_its_input_given_inplace(call: Callable[[], Any], tracked: list[torch.Tensor]) -> bool:
+    """Whether a function called with `inplace=True` returns its very input (written in place)."""
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            result = call()
+    except Exception:  # noqa: BLE001 - any failure means "not so"
+        return False
+    return any(o is t for o in _tensors(result) for t in tracked)
 
 
 def _keeps_output_with_dim(call: Callable[[], Any]) -> bool | None:
@@ -442,6 +502,8 @@ def probe_module(qualified: str) -> tuple[dict[str, Any] | None, str]:
             fact.update({"args": label, "graph": bool(carrying)})
             if carrying:
                 fact["grad-fn"] = type(carrying[0].grad_fn).__name__
+                stop = {t.grad_fn for t in tracked if t.grad_fn is not None}
+                fact["keeps-input"] = _keeps_an_input(_added_nodes(carrying, stop), tracked)
                 if _keeps_its_output(carrying[0]):
                     fact["saves-result"] = True
                 fact["saves"] = _second_backward_raises(outputs)
@@ -449,6 +511,9 @@ def probe_module(qualified: str) -> tuple[dict[str, Any] | None, str]:
                     fact["keeps-weights"] = _keeps_weights(module, args)
             if any(o is t for o in outputs for t in tracked):
                 fact["returns-input"] = True
+            position = _writes_its_input(cls, init, label)
+            if position is not None:
+                fact["inplace-position"] = position
             break
     return fact, "ok"
 

@@ -9,6 +9,7 @@ import libcst as cst
 from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.api import (
+    INPLACE,
     Collects,
     Computes,
     Fact,
@@ -42,6 +43,7 @@ from gradguard.analysis.values import (
     SCALAR,
     UNKNOWN,
     UNSURE_MODULE,
+    WRITES_INPUT,
     Holder,
     Kind,
     Read,
@@ -248,6 +250,8 @@ class CallEvaluation:
                 return Value(Kind.OPTIMIZER, ref=owner, label=label)
         operands: Args = [*args, *((None, v) for v in kwargs.values())]
         for attribute in callee.writes if callee.kind is Kind.MODULE else ():
+            if attribute == WRITES_INPUT:
+                continue
             # Its forward writes that parameter in place first (an embedding's `max_norm` renorm).
             holder = self.holder_of(cst.Attribute(value=call.func, attr=cst.Name(attribute)), state, frame)
             if holder is not None:
@@ -265,8 +269,12 @@ class CallEvaluation:
             module_fact = api.lookup(callee.qual) if callee.qual is not None else None
             if module_fact is not None:
                 self.note_comparison(call, module_fact)
-            result = self.derive(call, operands, state, frame, consumer=label,
-                                 keeps_result=module_fact is not None and module_fact.saves_result)
+            keeps_result = module_fact is not None and module_fact.saves_result
+            if WRITES_INPUT in callee.writes and args and args[0][0] is not None:
+                # `nn.ReLU(inplace=True)(x)`: `x` itself is written, and handed back.
+                return self.write_input(call, args[0][0], args[0][1], operands, keeps_result, state, frame)
+            result = self.derive(call, operands, state, frame, consumer=label, keeps_result=keeps_result,
+                                 saves_operands=module_fact is None or module_fact.keeps_input is not False)
             if result.nodes and callee.qual not in K.PARAMETERLESS_MODULES:
                 # Frozen, given inputs with a graph: it keeps its weights for their gradients.
                 self.note_saved_parameters(self.parameters_key(callee), self.site(call, frame), state)
@@ -595,9 +603,13 @@ class CallEvaluation:
                          alloc=self.allocation(call, frame), keeps_weights=_layers_keep_weights(given))
         if makes is Returns.MODULE:
             written = fact.writes if fact is not None else None
+            writes = (written.target,) if written is not None and isinstance(written.target, str) \
+                and _given(call, written.when) else ()
+            if fact is not None and fact.inplace_position is not None \
+                    and _literal_true(call, INPLACE, fact.inplace_position):
+                writes += (WRITES_INPUT,)
             return Value(Kind.MODULE, qual=name, label=dotted(call.func), alloc=self.allocation(call, frame),
-                         writes=(written.target,) if written is not None and isinstance(written.target, str)
-                         and _given(call, written.when) else ())
+                         writes=writes)
         if makes is Returns.COPY:
             return self.copy_of(args[0][1] if args else UNKNOWN, call, state, frame)
         if makes is Returns.DISTRIBUTION:
@@ -615,6 +627,11 @@ class CallEvaluation:
             self.forget_state_of(operands, state)
         # What a function the facts know reads, no model consumes (a fake batch into `torch.cat`).
         self.note_comparison(call, fact)
+        if fact is not None and fact.inplace_option and args and args[0][0] is not None \
+                and _literal_true(call, INPLACE, None):
+            # `F.relu(x, inplace=True)`: `x` itself is written, and handed back.
+            return self.write_input(call, args[0][0], args[0][1], operands,
+                                    api.keeps_its_result(name, [False]), state, frame)
         result = self.derive(call, operands, state, frame, consumer=dotted(call.func),
                              keeps_result=api.keeps_its_result(name, _numbers_given(call)))
         if any(declared.startswith(name + ".") for declared in self.declared):
@@ -1158,6 +1175,18 @@ class CallEvaluation:
             and api.keeps_its_result(TENSOR_PREFIX + method, [False, *_numbers_given(call)])
         return self.derive(call, operands, state, frame, keeps_result=keeps)
 
+    def write_input(self, call: cst.Call, target: cst.BaseExpression, written: Value, operands: Args,
+                    keeps_result: bool, state: State, frame: Frame) -> Value:
+        """A call that writes its first argument in place and hands it back (an activation built or
+        called with `inplace=True`): what nodes kept of it changes under them, and every name of
+        that tensor holds the result."""
+        self.note_written(call, target, written, state, frame)
+        if not (written.nodes or written.grad) or state.no_grad:
+            return written
+        updated = self.derive(call, operands, state, frame, in_place=True, keeps_result=keeps_result)
+        state.replace_everywhere(written, updated)
+        return updated
+
     def write_in_place(self, call: cst.Call, target: cst.BaseExpression, receiver: Value, operands: Args,
                        state: State, frame: Frame) -> Value:
         """An in-place op writes what its operands carry into its receiver: every name of that tensor,
@@ -1343,6 +1372,15 @@ def _layers_keep_weights(layers: list[Value]) -> bool | None:
         return None
     fact = api.lookup(weighted[0].qual)  # type: ignore[arg-type]
     return False if fact is not None and fact.keeps_weights is False else None
+
+
+def _literal_true(call: cst.Call, keyword: str, position: int | None) -> bool:
+    """Whether a call passes a literal True as `keyword`, or as its positional argument `position`."""
+    given = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == keyword]
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if position is not None and position < len(positional):
+        given.append(positional[position])
+    return any(isinstance(value, cst.Name) and value.value == "True" for value in given)
 
 
 def _string_keyword(call: cst.Call, keyword: str) -> str | None:

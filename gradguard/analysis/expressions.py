@@ -1467,12 +1467,13 @@ class Evaluator(CallEvaluation, AutogradEvents):
 
     def derive(self, node: cst.CSTNode, operands: Args, state: State, frame: Frame,
                source: bool = False, consumer: str | None = None, in_place: bool = False,
-               keeps_weights: bool = True, keeps_result: bool = False) -> Value:
+               keeps_weights: bool = True, keeps_result: bool = False, saves_operands: bool = True) -> Value:
         """The result of an operation on `operands`: a new graph node if any of them requires grad.
         `in_place`: the op writes into its first operand (whose old value its node does not keep).
         `keeps_weights` False: a module's node that keeps none of its parameters (a step of their
         optimizer does not change it). `keeps_result`: the node keeps its own output (`relu`,
-        `softmax`): a later write into the result in place changes what it kept."""
+        `softmax`): a later write into the result in place changes what it kept. `saves_operands`
+        False: a node that keeps none of its inputs (an `nn.Sigmoid`: its output only)."""
         # A list of parameters handed to a function (an optimizer, clip_grad_norm_) is no graph.
         needs_grad = source or any(v.nodes or (v.grad and v.kind not in _CONTAINERS) for _, v in operands)
         if state.no_grad or not needs_grad:
@@ -1516,7 +1517,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             self._age_origin(site, epoch + 1)
             operands = [(expr, rename(value, site)) for expr, value in operands]
         state.epochs[site] = epoch + 1
-        if saves:
+        if saves and saves_operands:
             self.note_saved(operands[1:] if in_place else operands, site, source, state, frame)
         if keeps_result:
             count = state.epochs[site]

@@ -41,6 +41,9 @@ class Kind(Enum):
     DATA = auto()  # an iterable of fresh data (a DataLoader, a range)
 
 
+# In `Value.writes`: the module writes its input in place (no attribute is so named).
+WRITES_INPUT = "<input>"
+
 # Generations kept apart per site: the current evaluation, the previous ones, and a summary of
 # all older ones (the last generation). More than a loop's analysis passes, so that instances from
 # before a loop are not merged with the loop's own.
@@ -119,7 +122,7 @@ class Value:
     # that an in-place write into one of them reaches that module's later calls.
     parameters_of: Value | None = None
     # For a module: the parameters its forward writes in place (`nn.Embedding(n, d, max_norm=1.0)`
-    # renormalises `weight`).
+    # renormalises `weight`), and `WRITES_INPUT` when it writes its input (`nn.ReLU(inplace=True)`).
     writes: tuple[str, ...] = ()
     # For a list: what `xs[i] = v` stored at the index the variable `i` held then, with the
     # statements that had bound `i` (`Defs`, compared by identity): while `i` keeps that binding,

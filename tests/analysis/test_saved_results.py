@@ -1,7 +1,8 @@
 """A node that keeps its own output for its backward (`relu`, `sigmoid`, `softmax`, `exp`: torch's
 `_saved_result`, generated into the facts as `saves-result`) fails that backward once the output is
 written in place: `out = self.relu(h); out += x` (a residual added after the activation),
-`gate = torch.sigmoid(z); gate[:, 0] = 0`; and views of one tensor share its version (`z1, z2 =
+`gate = torch.sigmoid(z); gate[:, 0] = 0`; an activation built or called with `inplace=True` writes
+its input (`nn.ReLU(inplace=True)` after a product that kept it); and views of one tensor share its version (`z1, z2 =
 z[:, :c], z[:, c:]`: a write into `z2` changes what a node kept of `z1`). Five of seven real bugs
 a blind search found (unseen5: NNR, CS-Net, H3DNet, Glow, MAE-DFER) were this error; gradguard
 found none of them before.
@@ -211,6 +212,61 @@ def _flow(tmp_path: Path, name: str, update: str) -> Path:
     return folder / "train.py"
 
 
+# An activation built with `inplace=True` writes its input: here a tensor a product kept for its
+# backward (the Xception/FUNIT family of bugs), and, in the clean twin, torchvision's block (the ReLU
+# writes what a BatchNorm returned, which nothing kept) with dropout and a functional leaky ReLU in place.
+IN_PLACE_ACTIVATIONS = '''import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.gate = nn.Linear(8, 8)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = self.fc(x)
+        weighted = h * torch.sigmoid(self.gate(x))
+        h = self.act(h)
+        return weighted + h
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 4, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(4)
+        self.drop = nn.Dropout(0.1, inplace=True)
+        self.head = nn.Linear(4, 8)
+
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        out += identity
+        out = self.relu(out)
+        feats = self.drop(self.head(out.mean(dim=(2, 3))))
+        return F.leaky_relu(feats, 0.2, inplace=True)
+
+
+model = MODEL()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    x = torch.randn(2, 4, 8, 8) if isinstance(model, Block) else torch.randn(4, 8)
+    loss = model(x).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print("ok")
+'''
+
+
 def _program(tmp_path: Path, name: str, blocks: dict[str, str]) -> Path:
     folder = tmp_path / name
     folder.mkdir()
@@ -244,6 +300,11 @@ def test_a_module_imported_by_the_name_an_option_defaults_to(tmp_path: Path) -> 
         script = _program(tmp_path, name, blocks)
         script.write_text(TRAIN_BY_NAME, encoding="utf-8")
         assert _errors(TRAIN_BY_NAME, script) == expected, name
+
+
+def test_an_activation_built_to_write_its_input() -> None:
+    assert _errors(IN_PLACE_ACTIVATIONS.replace("MODEL()", "Attention()")) == [("GG011", "loss.backward()")]
+    assert _errors(IN_PLACE_ACTIVATIONS.replace("MODEL()", "Block()")) == []
 
 
 def test_views_of_one_tensor_share_its_version(tmp_path: Path) -> None:
@@ -285,7 +346,9 @@ def test_the_programs_behave_under_torch(tmp_path: Path) -> None:
                                 ("flow-out-of-place", FLOW_OUT_OF_PLACE, False)):
         expected[_flow(tmp_path, name, update)] = fails
     for name, source, fails in (("one-clean", ONE_FILE_CLEAN, False), ("one-softmax", ONE_FILE_SOFTMAX, True),
-                                ("one-exp", ONE_FILE_EXP, True)):
+                                ("one-exp", ONE_FILE_EXP, True),
+                                ("attention", IN_PLACE_ACTIVATIONS.replace("MODEL()", "Attention()"), True),
+                                ("block", IN_PLACE_ACTIVATIONS.replace("MODEL()", "Block()"), False)):
         (tmp_path / name).mkdir()
         script = tmp_path / name / "train.py"
         script.write_text(source, encoding="utf-8")

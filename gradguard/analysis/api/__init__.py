@@ -31,7 +31,7 @@ from gradguard.analysis.api.facts import (
     Role,
     When,
 )
-from gradguard.analysis.api.nn import FORWARD, TRAINING
+from gradguard.analysis.api.nn import FORWARD, INPLACE, TRAINING
 from gradguard.analysis.api.torch_ops import generated_facts, keeps_its_result, probed_arity, table
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORWARD",
+    "INPLACE",
     "TRAINING",
     "Backward",
     "BaseClass",

@@ -171,6 +171,9 @@ class Fact:
     returns: Returns = Returns.UNKNOWN
     saves: bool | None = None  # its backward node keeps saved tensors: a second backward raises
     saves_result: bool = False  # the node keeps its own output (`relu`, `sigmoid`, `softmax`, `exp`)
+    keeps_input: bool | None = None  # a module's nodes keep its input itself (None: not known)
+    inplace_position: int | None = None  # a module class built with `inplace=True` (this position) writes its input
+    inplace_option: bool = False  # a function given `inplace=True` writes its first argument (`F.relu`)
     inplace: bool = False
     keeps_history: bool | None = None  # in-place: the receiver's old graph stays behind the new node
     # The result is the receiver's storage under another name, with its version counter (`detach()`;

@@ -20,6 +20,9 @@ FORWARD = "forward"
 # The attribute a module's code tests for its mode (`if self.training:`): True from construction,
 # as `train()` and `eval()` set it on the module and every module below it.
 TRAINING = "training"
+# The keyword that makes an activation or dropout write its input (`nn.ReLU(inplace=True)`,
+# `F.relu(x, inplace=True)`): which classes and functions take it is generated from torch.
+INPLACE = "inplace"
 
 # Any other class of torch.nn is a module (`torch.nn.Conv2d`, `torch.nn.TransformerEncoderLayer`).
 FAMILIES: tuple[Family, ...] = (Family("torch.nn.", Returns.MODULE),)
