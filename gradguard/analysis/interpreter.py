@@ -537,8 +537,8 @@ class Interpreter(Evaluator):
             return
         test, positive = found
         key = flag_key(name, test)
-        if key is None:
-            return
+        if key is None or any(dotted(chain) == name for chain in chains_of(test)):
+            return  # `done = done or t >= T`: the test reads the flag's old value, another variable
         self.flag_tests.setdefault(key, (test, positive))
         deps, heap = self.test_reads(test, state, frame)
         self.atom_seq += 1

@@ -21,7 +21,7 @@ from pathlib import Path
 import libcst as cst
 from fixture_support import run_programs
 
-from gradguard.analysis import analyze
+from gradguard.analysis import analyze, analyze_file
 from gradguard.analysis.conditions import complement_key, flag_test, key_of
 from gradguard.analysis.scopes import slots_of_counter
 from gradguard.analysis.values import FRESH, NONE, Kind, Value, join
@@ -191,6 +191,33 @@ def test_a_slot_read_at_another_index_still_holds_the_earlier_graphs() -> None:
 def test_a_flag_is_its_test_only_until_the_test_reads_something_else() -> None:
     assert _errors(WARMUP_FIXED) == []
     assert _errors(WARMUP_COUNTED) == [("GG001", "loss.backward()")]
+
+
+def test_a_flag_whose_test_reads_the_flag_is_no_flag() -> None:
+    """`done = done or t >= 5` reads the flag's old value: tying the flag to that test would make
+    the test stand for itself (the analysis of spinningup's and moco's loops ran out of depth)."""
+    source = """import torch
+from torch import nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for episode in range(3):
+    done, t, loss = False, 0, None
+    while not done:
+        loss = model(torch.randn(2, 4)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        t += 1
+        done = done or t >= 5
+        if done:
+            loss.backward()
+"""
+    lines = source.splitlines()
+    result = analyze_file(source)
+    assert result.incomplete == ()
+    assert [(d.code, lines[d.span.start.row - 1].strip()) for d in result.diagnostics] == [
+        ("GG001", "loss.backward()")]
 
 
 def test_a_type_test_of_a_tensor_is_false() -> None:
