@@ -226,6 +226,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # The `a and b` assumed false and `a or b` assumed true, by the key of each part: a part
         # decided later decides the other (`resolve_compound`).
         self.compounds: dict[str, dict[cst.BooleanOperation, None]] = {}
+        self.resolving: set[cst.BooleanOperation] = set()
         # Per call of a method in a test, and the method: the test it stands for (`test_of`).
         self.getter_tests: dict[tuple[cst.CSTNode, cst.CSTNode], cst.BaseExpression | None] = {}
         # The modules the linted file takes every public name of (`from models import *`).

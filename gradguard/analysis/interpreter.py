@@ -792,17 +792,21 @@ class Interpreter(Evaluator):
         """`a and b` false with `a` true on the path: `b` is false; `a or b` true with `a` false: `b`
         is true (`per_context = masks is not None and replay` false, then `replay` true)."""
         both = isinstance(expr.operator, cst.And)
-        if both == holds:
-            return
-        for part, other in ((expr.left, expr.right), (expr.right, expr.left)):
-            if self.decided_test(other, state, frame) is not both:
-                continue
-            decided = self.decided_test(part, state, frame)
-            if decided is None:
-                self.assume_test(part, not both, state, frame)
-            elif decided is both:
-                state.dead = True  # the path contradicts itself: no run takes it
-                return
+        if both == holds or expr in self.resolving:
+            return  # (assuming a part meets the compounds that hold it, this one included)
+        self.resolving.add(expr)
+        try:
+            for part, other in ((expr.left, expr.right), (expr.right, expr.left)):
+                if self.decided_test(other, state, frame) is not both:
+                    continue
+                decided = self.decided_test(part, state, frame)
+                if decided is None:
+                    self.assume_test(part, not both, state, frame)
+                elif decided is both:
+                    state.dead = True  # the path contradicts itself: no run takes it
+                    return
+        finally:
+            self.resolving.discard(expr)
 
     def test_reads(self, expr: cst.BaseExpression, state: State,
                    frame: Frame) -> tuple[set[str], set[tuple[str, str]]]:

@@ -220,6 +220,63 @@ for episode in range(3):
         ("GG001", "loss.backward()")]
 
 
+def test_compounds_sharing_a_part_resolve_once() -> None:
+    """moco's `main_worker`: `a and b` assumed, then `not a or (a and c)` true. Assuming `a and c`
+    meets the compounds holding `a`, the second one included, whose resolution assumed `a and c`
+    again: the analysis ran out of depth ('nesting too deep'). Each compound is resolved once at a
+    time."""
+    source = """import argparse
+
+import torch
+from torch import nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--multiprocessing-distributed", action="store_true")
+parser.add_argument("--gpu", type=int, default=None)
+parser.add_argument("--rank", type=int, default=0)
+parser.add_argument("--world-size", type=int, default=1)
+args = parser.parse_args()
+
+
+def main_worker(gpu, ngpus_per_node, args):
+    args.gpu = gpu
+    if args.multiprocessing_distributed and args.gpu != 0:
+        def print_pass(*args):
+            pass
+    if args.gpu is not None:
+        print("Use GPU: {} for training".format(args.gpu))
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        if args.distributed:
+            print(epoch)
+        loss = model(torch.randn(3, 4)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if not args.multiprocessing_distributed or (
+            args.multiprocessing_distributed and args.rank % ngpus_per_node == 0
+        ):
+            print("save")
+
+
+def main():
+    args.distributed = args.world_size > 1 or args.multiprocessing_distributed
+    ngpus_per_node = torch.cuda.device_count()
+    if args.multiprocessing_distributed:
+        args.world_size = ngpus_per_node * args.world_size
+    else:
+        main_worker(args.gpu, ngpus_per_node, args)
+
+
+if __name__ == "__main__":
+    main()
+"""
+    result = analyze_file(source)
+    assert result.incomplete == ()
+    assert result.diagnostics == ()
+
+
 def test_a_type_test_of_a_tensor_is_false() -> None:
     assert _errors(TYPE_TESTED) == []
     kept = TYPE_TESTED.replace("        return hidden\n    return hidden.detach()",
