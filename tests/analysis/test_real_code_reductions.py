@@ -22,6 +22,25 @@ OPEN: dict[str, str] = {
     "modulo the cycle length: after the last generator step (`idx % n < g`), the next iteration is the "
     "first student step (`idx % n == g`), which recomputes the teacher's outputs without grad; the model "
     "takes the residues of consecutive iterations as independent",
+    "r49_temperature_stepped_before_a_loss_through_its_exp": "a temperature module replaced by what "
+    "`torch.load` returns on the resume path and stepped, then a loss through `exp(log_alpha())`: the "
+    "stepped parameter is taken to be kept by a graph built before the step, which never kept it",
+    "r50_image_target_loaded_through_a_dataset_attribute": "a regression target of image pixels loaded "
+    "through a dataset's `self.transform(path)`, three datasets through one evaluation function: the "
+    "target is taken to carry a graph that a `torch.autograd.grad` freed",
+    "r51_model_unwrapped_behind_a_dir_test_then_passed_to_a_callback": "`model = model.module` behind a "
+    "test that is false, then an imported training loop that rebinds `model` through `model.train()` "
+    "and hands it to an optional regulariser hook the command line never sets: the model's output "
+    "is taken for a graph built once",
+    "r52_hook_attribute_with_a_teacher_unpacked_from_a_checkpoint": "forward hooks set `self.r_feature` "
+    "afresh at every teacher forward; with the teacher unpacked from an unknown call on one path and "
+    "the hook class in an imported module, the attribute is taken to carry the previous iteration's graph",
+    "r53_layer_outputs_list_rebuilt_in_a_jumping_knowledge_arm": "a list of layer outputs, a last layer "
+    "on another branch and a 'max' arm that rebuilds the list: the list is taken to carry the previous "
+    "iteration's graph",
+    "r54_per_model_sums_with_the_neighbours_detached_by_a_table_test": "each subdomain model's loss keeps "
+    "only its own graph, the neighbours detached by a test over a table (`im2 == im`), one backward and "
+    "one step per model: the detaching test is not tied to the model being trained",
     "r48_memory_detached_behind_a_dataparallel_subclass": "a DataParallel subclass's own forward "
     "(`scatter`, `replicate`, `parallel_apply`, `gather` inherited from torch) joins what the wrapped "
     "module returns into one value with the loss's graph, so the detached memory fed back seems to "
