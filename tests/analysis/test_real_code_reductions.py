@@ -41,6 +41,17 @@ OPEN: dict[str, str] = {
     "r54_per_model_sums_with_the_neighbours_detached_by_a_table_test": "each subdomain model's loss keeps "
     "only its own graph, the neighbours detached by a test over a table (`im2 == im`), one backward and "
     "one step per model: the detaching test is not tied to the model being trained",
+    "r55_sac_entropy_flag_forgotten_by_eval_episodes": "the entropy-tuning flag, fixed for the whole "
+    "run, is forgotten once the evaluation episodes' tests and loops are added: an alpha built on a "
+    "tuned update seems to reach the next update without being rebuilt",
+    "r56_norse_three_cells_states_through_base_init": "three cells whose forward calls a helper, states "
+    "threaded through a time loop and outputs written into slots of a preallocated tensor: a state "
+    "fresh at each call seems to carry the previous batch's freed graph (exposed when `super().__init__` "
+    "began to run the cells' base class)",
+    "r57_gmvandeven_classifier_replay_loss_arms": "r47's belief in the real file's form: the tests of "
+    "`use_replay` (membership, equalities, a flag from them) are not kept together across the arms",
+    "r58_gmvandeven_classifier_stream_replay_loss_arms": "the same, in the stream classifier's form",
+    "r59_deq_memory_through_dataparallel_subclass_two_modes": "r48's belief in deq's two training modes",
     "r48_memory_detached_behind_a_dataparallel_subclass": "a DataParallel subclass's own forward "
     "(`scatter`, `replicate`, `parallel_apply`, `gather` inherited from torch) joins what the wrapped "
     "module returns into one value with the loss's graph, so the detached memory fed back seems to "
