@@ -1576,7 +1576,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return None
         roots = set()
         for node in value.top:
-            made = _made_by(replace(value, top=frozenset({node})), state)
+            made = _made_by_node(node, state)
             if made is None:
                 return None
             roots.add(self.viewed(made))
@@ -1936,6 +1936,11 @@ def _made_by(value: Value, state: State) -> tuple[int, int] | None:
     if value.kind is not Kind.TENSOR or len(value.top) != 1:
         return None
     (node,) = value.top
+    return _made_by_node(node, state)
+
+
+def _made_by_node(node: int, state: State) -> tuple[int, int] | None:
+    """The evaluation (site, count) that made a node, counted in `state`."""
     site = node // GENERATIONS
     generation = node % GENERATIONS
     if generation == GENERATIONS - 1:
