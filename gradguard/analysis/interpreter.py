@@ -1571,6 +1571,10 @@ class Interpreter(Evaluator):
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return None
         small = statement.body[0]
+        if isinstance(small, cst.Return) and small.value is call and frame.function is not None:
+            # A factory's result (`return Trajectories(env, states, log_probs)`): one object per
+            # function that makes it, not the one object of its class every other site writes.
+            return f"{frame.function.qualname}()"
         if not isinstance(small, cst.Assign) or small.value is not call or len(small.targets) != 1:
             return None
         target = dotted(small.targets[0].target)

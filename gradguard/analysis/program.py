@@ -107,8 +107,8 @@ class Program(Interpreter):
                                            and fact.base is not None for name in fact.base.joins)
             elif isinstance(statement, (cst.If, cst.Try)) and owner is None:
                 self._collect(statement.body.body, owner, prefix, source)
-            if isinstance(statement, cst.FunctionDef) and source is None:
-                self._collect_nested_classes(statement.body.body, f"{prefix}{statement.name.value}.")
+            if isinstance(statement, cst.FunctionDef):
+                self._collect_nested_classes(statement.body.body, f"{prefix}{statement.name.value}.", source)
         if owner is None and prefix == "":
             self._classify_classes()
 
@@ -120,13 +120,14 @@ class Program(Interpreter):
         self.namespace_of(info)
         self._collect(info.module.body, None, "", info)
 
-    def _collect_nested_classes(self, body: tuple | list, prefix: str) -> None:
-        """Classes defined inside functions (a model class inside a test) are classes too."""
+    def _collect_nested_classes(self, body: tuple | list, prefix: str, source: ModuleInfo | None) -> None:
+        """Classes defined inside functions (a model class inside a test, a class a factory method
+        builds and returns) are classes too."""
         for statement in body:
             if isinstance(statement, cst.ClassDef):
-                self._collect([statement], None, prefix)
+                self._collect([statement], None, prefix, source)
             elif isinstance(statement, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
-                self._collect_nested_classes(statement.body.body, prefix)  # type: ignore[union-attr]
+                self._collect_nested_classes(statement.body.body, prefix, source)  # type: ignore[union-attr]
 
     def _classify_classes(self) -> None:
         by_name = {c.name: c for c in self.classes.values() if c.module is not None}
