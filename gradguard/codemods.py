@@ -696,6 +696,32 @@ def enclosing_function(facts: FileFacts, node: cst.CSTNode) -> cst.FunctionDef |
     return current
 
 
+def may_be_none_at(facts: FileFacts, statement: cst.CSTNode, name: str) -> bool:
+    """Whether the code says `name` may be None where `statement` reads it: a parameter of the
+    enclosing function defaulting to None (`def forward(self, x, state=None)`) not bound before in
+    its body, or a test of it against None in the statement itself (`state if state is not None
+    else ...`)."""
+    for comparison in nodes_of(statement, cst.Comparison):
+        operands = [comparison.left, *(t.comparator for t in comparison.comparisons)]
+        if any(isinstance(o, cst.Name) and o.value == name for o in operands) and any(
+                isinstance(o, cst.Name) and o.value == "None" for o in operands):
+            return True
+    function = enclosing_function(facts, statement)
+    if function is None:
+        return False
+    params = [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
+    if not any(p.name.value == name and isinstance(p.default, cst.Name) and p.default.value == "None"
+               for p in params):
+        return False
+    body = getattr(function.body, "body", ())
+    for earlier in body:
+        if earlier is statement or inside(facts, statement, earlier):
+            return True
+        if name in target_names(earlier):
+            return False
+    return True
+
+
 def inside(facts: FileFacts, node: cst.CSTNode, container: cst.CSTNode) -> bool:
     """Whether `node` lies within `container`."""
     current: cst.CSTNode | None = node

@@ -155,7 +155,8 @@ def _group_problem(source: str, group: list[Diagnostic], before: list[Diagnostic
         for text in others.values():
             cst.parse_module(text)
         with overlaid(others):
-            after = plain_findings(fixed, path)
+            fixed_analysis = plain_analysis(fixed, path)
+            after = fixed_analysis.diagnostics
     except (cst.ParserSyntaxError, ParseFailure) as exc:
         return f"the fixed code does not parse ({getattr(exc, 'message', exc)})"
     except Exception as exc:  # noqa: BLE001 - a fix the analysis cannot check is not offered
@@ -165,7 +166,25 @@ def _group_problem(source: str, group: list[Diagnostic], before: list[Diagnostic
         unbound += new_scope_problems(originals[other], text)
     if unbound:
         return "it would use " + ", ".join(f"`{name}`" for name in unbound) + " where no value is bound to it"
+    graphless = _new_graphless_backward(source, path, fixed_analysis)
+    if graphless is not None:
+        return (f"the backward at line {graphless} would then run on a tensor that does not require grad "
+                "(nothing would train)")
     return reanalysis_problem(group, before, after, broken=broken)
+
+
+def _new_graphless_backward(source: str, path: str | None, fixed: Analysis) -> int | None:
+    """A row of the fixed text where a backward runs on a tensor known to carry no graph, when the
+    fix brought one about (`with torch.no_grad():` around the only write the loss goes through)."""
+    if not fixed.graphless_backwards:
+        return None
+    try:
+        original = plain_analysis(source, path)
+    except Exception:  # noqa: BLE001 - the text was analysed before the fix; nothing to compare then
+        return None
+    if len(fixed.graphless_backwards) <= len(original.graphless_backwards):
+        return None
+    return fixed.graphless_backwards[0]
 
 
 def refusal(source: str, diagnostic: Diagnostic, before: Iterable[Diagnostic] | None = None) -> str | None:

@@ -109,6 +109,8 @@ class Analysis:
     dependencies: tuple[tuple[str, str], ...] = ()
     # What the analysis did not follow to the end ("analysis incomplete in train(): step budget exhausted").
     incomplete: tuple[Note, ...] = ()
+    # Rows of backward calls reached with a tensor known to carry no graph (what a fix must not cause).
+    graphless_backwards: tuple[int, ...] = ()
 
 
 def analyze_file(source: str, describe_row: Callable[[int], str] | None = None,
@@ -120,7 +122,8 @@ def analyze_file(source: str, describe_row: Callable[[int], str] | None = None,
     if describe_row is None and not fixcheck.checking() and fixcheck.in_fix_session():
         # The text a fix check just analysed (the next round of --fix): only its fixes are new work.
         plain = fixcheck.plain_analysis(source, path)
-        return Analysis(fixcheck.checked(source, plain.diagnostics, path), plain.dependencies, plain.incomplete)
+        return Analysis(fixcheck.checked(source, plain.diagnostics, path), plain.dependencies, plain.incomplete,
+                        plain.graphless_backwards)
     facts = facts_for(source, describe_row, path)
     found: dict[tuple[str, int, int], Diagnostic] = {}
     for rule in all_rules():
@@ -134,4 +137,4 @@ def analyze_file(source: str, describe_row: Callable[[int], str] | None = None,
         diagnostics = fixcheck.checked(source, diagnostics, path)
     if facts is None:
         return Analysis(diagnostics)
-    return Analysis(diagnostics, facts.dependencies, facts.incomplete)
+    return Analysis(diagnostics, facts.dependencies, facts.incomplete, facts.graphless_backwards)

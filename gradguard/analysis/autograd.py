@@ -147,6 +147,8 @@ class AutogradEvents:
         keeps = retain is not False or create is not False
         state.unfilled = frozenset()
         for expr, value in roots:
+            if value.kind is Kind.TENSOR and not value.grad and not value.nodes and not state.dead:
+                self.graphless_backwards.add(call)
             value = self.ensure_graph(expr, value, state, frame)
             info = self.call_info(call, CallKind.BACKWARD, expr, retain is True or create is True, create is True, frame)
             holder = self.holder_of(expr, state, frame) if expr is not None else None
@@ -264,7 +266,9 @@ class AutogradEvents:
         if key not in self.conflicts or (guessed(self.conflicts[key].why.stepped) and not guessed(why.stepped)):
             # Met again by an entry that knows which optimizers stepped (`main()` building them, where
             # `train(actor, critic, actor_opt, critic_opt)` run alone had to guess): that one says more.
-            boundary = tuple(self.boundary(value, stale, state.epochs, changed=why.by_step))
+            # Named by what surely freed nodes it reaches first, when there are any: a maybe-freed
+            # generation met on the way (a state of an earlier pass) is not what carried them.
+            boundary = tuple(self.boundary(value, strong or stale, state.epochs, changed=why.by_step))
             if not strong and not self._accumulating(boundary):
                 return
             created = self.origins.get(min(stale))
@@ -380,7 +384,7 @@ class AutogradEvents:
                 current: Read | None = read
                 while current is not None:
                     key = current.holder.key
-                    if (key in self.appended_holders and key not in self.reset_holders) or key in self.grown_holders:
+                    if (key in self.appended_holders or key in self.grown_holders) and key not in self.reset_holders:
                         return True
                     current = current.outer
         return False

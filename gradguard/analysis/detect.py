@@ -30,6 +30,7 @@ from gradguard.analysis.values import (
     Holder,
     Kind,
     Read,
+    Value,
     generation_of,
     of_parameters,
 )
@@ -79,6 +80,8 @@ def facts_of(program: Program, source: str) -> FileFacts:
     if program.project is not None:
         facts.dependencies = program.project.dependencies
     facts.incomplete = tuple(_incomplete(program, facts))
+    facts.graphless_backwards = tuple(sorted(facts.span(call).start.row for call in program.graphless_backwards
+                                             if facts.is_local(call)))
     return facts
 
 
@@ -367,7 +370,8 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                           fed=tuple(fed_reads(program.call_reads.get(freed_by, ()), first_reads, why.stepped,
                                               program.weighted)),
                           settled=_settled(program, (read, *first_reads), why.stepped,
-                                           program.stepped_after.get((met.entry, id(failing.node)), frozenset())))
+                                           program.stepped_after.get((met.entry, id(failing.node)), frozenset())),
+                          written_into_loss=_written_into_loss(program, facts, value, stale, read.defs))
     elif met.holding and any(_self_update(d, name)[0] for name, defs, _ in met.holding for d in defs):
         # No read on the way to the stale graph was recorded (a state dict read inside a helper's
         # comprehension): the variable the loop carries from its own old value is what holds it.
@@ -581,6 +585,20 @@ def _names_of(program: Program, owner: str) -> frozenset[str]:
         root, rest = ".".join(parts[:cut]), ".".join(parts[cut:])
         names.update(f"{alias}.{rest}" for alias in program.owner_aliases.get(root, ()))
     return frozenset(names)
+
+
+def _written_into_loss(program: Program, facts: FileFacts, value: Value, stale: frozenset[int],
+                       defs: frozenset[cst.CSTNode]) -> bool:
+    """Whether a node this iteration made (the current generation) in one of `defs`, the statements
+    that assigned the carrier, is behind the failing root `value`."""
+    if not defs:
+        return False
+    for node in value.nodes - stale:
+        origin = program.origins.get(node) if generation_of(node) == 0 else None
+        if origin is not None and origin.expr is not None and any(
+                _within(program, facts, origin.expr, d) for d in defs):
+            return True
+    return False
 
 
 def _within(program: Program, facts: FileFacts, node: cst.CSTNode, container: cst.CSTNode) -> bool:

@@ -136,6 +136,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.escaped: set[int] = set()
         self.accumulations: dict[cst.CSTNode, Accumulation] = {}
         self.backwarded: set[int] = set()
+        # Backward calls reached with a tensor the model knows carries no graph (it would raise
+        # "element 0 of tensors does not require grad"): a fix must not bring one about.
+        self.graphless_backwards: set[cst.CSTNode] = set()
         self.backward_holders: set[tuple[str, ...]] = set()
         self.appended_holders: set[tuple[str, ...]] = set()
         self.reset_holders: set[tuple[str, ...]] = set()
@@ -723,17 +726,53 @@ class Evaluator(CallEvaluation, AutogradEvents):
         state.defs[index][name] = frozenset({statement})
         self.invalidate(state, name=name, index=index)
 
-    def note_reset(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame) -> None:
-        """A container emptied inside a loop (`xs = []`, `del xs[:]`) does not grow across it."""
-        if frame.loops and value.kind in (Kind.LIST, Kind.DICT) and not value.nodes:
+    def note_reset(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame,
+                   source: cst.CSTNode | None = None) -> None:
+        """A container emptied inside a loop (`xs = []`, `del xs[:]`), or built anew there from this
+        iteration's values (`h_list = [x]` in a forward the loop calls), and a tensor made there
+        without a graph (`out = torch.zeros(...)`, its slots written next), do not grow across it."""
+        elements = source.elements if isinstance(source, (cst.List, cst.Dict)) else ()
+        built = bool(isinstance(source, (cst.List, cst.Dict)) and not any(
+            isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in elements))
+        fresh_tensor = value.kind is Kind.TENSOR and not value.nodes and isinstance(source, cst.Call)
+        if frame.loops and (fresh_tensor or (value.kind in (Kind.LIST, Kind.DICT) and (built or not value.nodes))):
             holder = self.holder_of(target, state, frame)
             if holder is not None:
                 self.reset_holders.add(holder.key)
+
+    def note_tensor_alias(self, name: str, value: Value, source: cst.CSTNode | None, state: State,
+                          frame: Frame) -> None:
+        """`buf = self.buf`: the name holds the very tensor the attribute holds (or, bound to
+        anything else, no longer)."""
+        if frame.tensor_aliases:
+            frame.tensor_aliases.pop(name, None)
+        if value.kind is not Kind.TENSOR or not isinstance(source, cst.Attribute):
+            return
+        holder = self.holder_of(source, state, frame)
+        if holder is not None and holder.kind == "attribute" and state.heap.get(holder.key) is value:  # type: ignore[arg-type]
+            frame.tensor_aliases[name] = (holder.key, value)  # type: ignore[assignment]
+
+    def write_through_alias(self, name: str, value: Value, state: State, frame: Frame,
+                            statement: cst.CSTNode) -> None:
+        """A tensor changed in place through a local name (`buf[t] = out`) that holds an attribute's
+        tensor: the attribute's tensor is the one changed, if both still hold it on this path."""
+        alias = frame.tensor_aliases.get(name)
+        if alias is None:
+            return
+        key, held = alias
+        if self.lookup(name, state, frame) is not held or state.heap.get(key) is not held:  # type: ignore[arg-type]
+            return
+        self.touch(key)
+        state.heap[key] = value  # type: ignore[index]
+        state.hdefs[key] = state.hdefs.get(key, frozenset()) | {statement}  # type: ignore[index,arg-type]
+        frame.tensor_aliases[name] = (key, value)
 
     def store_in_place(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame,
                        statement: cst.CSTNode) -> None:
         """A container changed in place (`xs.append(v)`): update it where the name lives."""
         self.note_reset(target, value, state, frame)
+        if isinstance(target, cst.Name):
+            self.write_through_alias(target.value, value, state, frame, statement)
         if isinstance(target, cst.Name) and target.value not in state.frames[-1]:
             name = target.value
             index = 0
@@ -802,7 +841,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             # A library module a factory made (`teacher = make_model()`): it lives where it is assigned.
             value = replace(value, alloc=self.allocation(source, frame))
         if isinstance(target, (cst.Name, cst.Attribute)):
-            self.note_reset(target, value, state, frame)
+            self.note_reset(target, value, state, frame, source)
             holder = self.holder_of(target, state, frame)
             if holder is not None and value.kind is Kind.NONE:
                 self.none_assigned.add(holder.key)
@@ -816,6 +855,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     container = None
                 self.assigned_containers[key] = container
         if isinstance(target, cst.Name):
+            if rebinds:
+                self.note_tensor_alias(target.value, value, source, state, frame)
+            else:
+                self.write_through_alias(target.value, value, state, frame, statement)
             self.store_name(target.value, value, state, frame, statement)
             if value.kind is Kind.UNKNOWN and value.qual is not None and self.option_domains:
                 parsed = lookup(value.qual)

@@ -75,6 +75,9 @@ class Carrier:
     # a difference or ratio with a fresh output of the module that made it (`causes.Evidence.reference_only`);
     # None when it meets the loss only at such comparisons but as which of their arguments is not known.
     reference: bool | None = False
+    # What one of its assignments wrote in this very iteration reaches the failing loss (`buf[t] =
+    # layer(x[t])`, then `buf.sum()`): the stored values are what trains, not a bank read as constants.
+    written_into_loss: bool = False
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,8 @@ class FileFacts:
     dependencies: tuple[tuple[str, str], ...] = ()
     # What the analysis did not follow to the end, in words, at the row where that part starts.
     incomplete: tuple[Note, ...] = ()
+    # Rows of this file's backward calls reached with a tensor known to carry no graph.
+    graphless_backwards: tuple[int, ...] = ()
     # Where the nodes of project modules other than this file are: node -> (path, span).
     elsewhere: Callable[[cst.CSTNode], tuple[str, Span] | None] = field(default=lambda node: None)
     # The facts of the project module that holds a node of another module (None when none does).

@@ -239,7 +239,8 @@ def evidence(facts: FileFacts, conflict: Conflict) -> model.Evidence:
         settled_input=conflict.carrier is not None and conflict.carrier.settled,
         frozen_source=conflict.carrier is not None and conflict.carrier.untrained,
         reference_only=conflict.carrier is not None and conflict.carrier.reference is True,
-        written_in_place=written_in_place(conflict),
+        written_in_place=written_in_place(conflict) and not (
+            conflict.carrier is not None and conflict.carrier.written_into_loss),
         shared_parameters=conflict.shared_step,
         # A module's parameters changed in place are a step by hand (`p.sub_(lr * p.grad)`), no write
         # of a tensor the program could make out of place.

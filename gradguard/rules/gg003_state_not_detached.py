@@ -104,7 +104,8 @@ def _fix(facts: FileFacts, conflict: Conflict, option: model.Option) -> tuple[li
     if detached is None:
         return [], None
     line = f"{name} = {detached}"
-    lines = [f"if {name} is not None:", f"    {line}"] if carrier.maybe_none else [line]
+    maybe_none = carrier.maybe_none or codemods.may_be_none_at(facts, entry, name)
+    lines = [f"if {name} is not None:", f"    {line}"] if maybe_none else [line]
     failing = conflict.failing.statement
     loop = conflict.loop
     if failing is not None and loop is not None and facts.is_local(failing) and facts.is_local(loop) \

@@ -35,19 +35,12 @@ OPEN: dict[str, str] = {
     "r52_hook_attribute_with_a_teacher_unpacked_from_a_checkpoint": "forward hooks set `self.r_feature` "
     "afresh at every teacher forward; with the teacher unpacked from an unknown call on one path and "
     "the hook class in an imported module, the attribute is taken to carry the previous iteration's graph",
-    "r53_layer_outputs_list_rebuilt_in_a_jumping_knowledge_arm": "a list of layer outputs, a last layer "
-    "on another branch and a 'max' arm that rebuilds the list: the list is taken to carry the previous "
-    "iteration's graph",
     "r54_per_model_sums_with_the_neighbours_detached_by_a_table_test": "each subdomain model's loss keeps "
     "only its own graph, the neighbours detached by a test over a table (`im2 == im`), one backward and "
     "one step per model: the detaching test is not tied to the model being trained",
     "r55_sac_entropy_flag_forgotten_by_eval_episodes": "the entropy-tuning flag, fixed for the whole "
     "run, is forgotten once the evaluation episodes' tests and loops are added: an alpha built on a "
     "tuned update seems to reach the next update without being rebuilt",
-    "r56_norse_three_cells_states_through_base_init": "three cells whose forward calls a helper, states "
-    "threaded through a time loop and outputs written into slots of a preallocated tensor: a state "
-    "fresh at each call seems to carry the previous batch's freed graph (exposed when `super().__init__` "
-    "began to run the cells' base class)",
     "r57_gmvandeven_classifier_replay_loss_arms": "r47's belief in the real file's form: the tests of "
     "`use_replay` (membership, equalities, a flag from them) are not kept together across the arms",
     "r58_gmvandeven_classifier_stream_replay_loss_arms": "the same, in the stream classifier's form",
