@@ -94,6 +94,9 @@ class Met:
     # names them (`model`, `self.model`), with the heap owner of each: a fix of state kept on an
     # object detaches it through the name the loop's own code has for that object.
     objects: tuple[tuple[str, str], ...] = ()
+    # The holders (keys) of boundary reads through which alone the failing root trains: every node
+    # of the root not theirs was made from theirs (`buf.sum()`; `Carrier.written_into_loss`).
+    exclusive: frozenset[tuple[str, ...]] = frozenset()
 
 
 
@@ -263,12 +266,12 @@ class AutogradEvents:
         key = (id(info), id(why.call))
         if self._refuted_by_the_module_run(info):
             return
-        if key not in self.conflicts or (guessed(self.conflicts[key].why.stepped) and not guessed(why.stepped)):
+        if key not in self.conflicts or (guessed(self.conflicts[key].why.stepped) and not guessed(why.stepped)) \
+                or (strong and self.conflicts[key].why.weak and not why.weak):
             # Met again by an entry that knows which optimizers stepped (`main()` building them, where
-            # `train(actor, critic, actor_opt, critic_opt)` run alone had to guess): that one says more.
-            # Named by what surely freed nodes it reaches first, when there are any: a maybe-freed
-            # generation met on the way (a state of an earlier pass) is not what carried them.
-            boundary = tuple(self.boundary(value, strong or stale, state.epochs, changed=why.by_step))
+            # `train(actor, critic, actor_opt, critic_opt)` run alone had to guess), or on a pass where
+            # some of the nodes are surely freed (first met as maybe freed): that one says more.
+            boundary = tuple(self.boundary(value, stale, state.epochs, changed=why.by_step))
             if not strong and not self._accumulating(boundary):
                 return
             created = self.origins.get(min(stale))
@@ -280,7 +283,45 @@ class AutogradEvents:
                                       tuple(frame.conditions) if frame is not None else (),
                                       retained_by[-1] if retained_by else None, holding=holding,
                                       entry=id(self.entry_owner), epochs=tuple(state.epochs.items()),
-                                      objects=_objects_held(state))
+                                      objects=_objects_held(state),
+                                      exclusive=self._exclusive_holders(value, boundary, stale, state))
+
+    def _exclusive_holders(self, value: Value, boundary: tuple[Boundary, ...], stale: frozenset[int],
+                           state: State) -> frozenset[tuple[str, ...]]:
+        """The attributes read on the way to the stale graph through which alone `value` trains:
+        every node of it that is not in what the attribute holds now was made from the attribute's
+        tensor as a whole (its last nodes), none from a node of its history (`x / (self.scale + eps)`
+        also reads `x`, which the scale was written from: not through the scale alone)."""
+        found = set()
+        for crossing in boundary:
+            holder = crossing.read.holder
+            held = state.heap.get(holder.key) if holder.kind == "attribute" else None  # type: ignore[arg-type]
+            if held is not None and held.top and self._made_from(value.nodes - held.nodes - stale, held.top,
+                                                                 state.epochs):
+                found.add(holder.key)
+        return frozenset(found)
+
+    def _made_from(self, nodes: frozenset[int], sources: frozenset[int], epochs: dict[int, int]) -> bool:
+        """Whether every one of `nodes` was made from `sources` alone (or from such nodes)."""
+        derived: set[int] = set()
+        pending = sorted(nodes)
+        while pending:
+            waiting = []
+            for node in pending:
+                origin = self.origins.get(node)
+                if origin is None:
+                    return False
+                parents = origin.now(origin.parents, epochs)
+                if not parents:
+                    return False  # a graph of its own (a layer's output on data): another way to train
+                if parents <= sources | derived:
+                    derived.add(node)
+                else:
+                    waiting.append(node)
+            if len(waiting) == len(pending):
+                return False
+            pending = waiting
+        return True
 
     def _refuted_by_the_module_run(self, info: CallInfo) -> bool:
         """Whether an entry point analysed with arguments nobody passed (`train(nets, optims, loader)`

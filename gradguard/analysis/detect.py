@@ -30,7 +30,6 @@ from gradguard.analysis.values import (
     Holder,
     Kind,
     Read,
-    Value,
     generation_of,
     of_parameters,
 )
@@ -371,7 +370,7 @@ def _conflict(program: Program, met: Met, facts: FileFacts) -> Conflict:
                                               program.weighted)),
                           settled=_settled(program, (read, *first_reads), why.stepped,
                                            program.stepped_after.get((met.entry, id(failing.node)), frozenset())),
-                          written_into_loss=_written_into_loss(program, facts, value, stale, read.defs))
+                          written_into_loss=read.holder.key in met.exclusive)
     elif met.holding and any(_self_update(d, name)[0] for name, defs, _ in met.holding for d in defs):
         # No read on the way to the stale graph was recorded (a state dict read inside a helper's
         # comprehension): the variable the loop carries from its own old value is what holds it.
@@ -521,7 +520,17 @@ def _best_boundary(boundary: list[Boundary], reinitialised: Callable[[Read], boo
     first stale value met walking back from the root."""
     if not boundary:
         return None
+
+    def lasting(read: Read) -> bool:
+        # Outlives a call: an attribute, or a variable of the failing call's function (`x = layer(x)`
+        # in a forward, or a state threaded through a cell's parameter, is made afresh by every call).
+        return read.holder.kind == "attribute" or (
+            failing is not None and getattr(read.function, "qualname", "<module>") == failing.function)
+
     fallback: Boundary | None = None
+    if any(lasting(outermost(found.read)) for found in boundary):
+        # A state of the calls made inside the iteration is named only when no lasting holder carried it.
+        boundary = sorted(boundary, key=lambda found: not lasting(outermost(found.read)))
     for found in boundary:
         read = outermost(found.read)
         if _state_like(read, grown):
@@ -535,9 +544,7 @@ def _best_boundary(boundary: list[Boundary], reinitialised: Callable[[Read], boo
         # the failing call's function): `x = layer(x)` in a forward is made afresh by every call.
         for read in reversed(found.crossed):
             holder = outermost(read)
-            lasting = holder.holder.kind == "attribute" or (
-                failing is not None and getattr(holder.function, "qualname", "<module>") == failing.function)
-            if lasting and _state_like(holder, grown) and (reinitialised is None or not reinitialised(holder)):
+            if lasting(holder) and _state_like(holder, grown) and (reinitialised is None or not reinitialised(holder)):
                 return replace(found, read=read)
     return fallback or boundary[0]
 
@@ -585,20 +592,6 @@ def _names_of(program: Program, owner: str) -> frozenset[str]:
         root, rest = ".".join(parts[:cut]), ".".join(parts[cut:])
         names.update(f"{alias}.{rest}" for alias in program.owner_aliases.get(root, ()))
     return frozenset(names)
-
-
-def _written_into_loss(program: Program, facts: FileFacts, value: Value, stale: frozenset[int],
-                       defs: frozenset[cst.CSTNode]) -> bool:
-    """Whether a node this iteration made (the current generation) in one of `defs`, the statements
-    that assigned the carrier, is behind the failing root `value`."""
-    if not defs:
-        return False
-    for node in value.nodes - stale:
-        origin = program.origins.get(node) if generation_of(node) == 0 else None
-        if origin is not None and origin.expr is not None and any(
-                _within(program, facts, origin.expr, d) for d in defs):
-            return True
-    return False
 
 
 def _within(program: Program, facts: FileFacts, node: cst.CSTNode, container: cst.CSTNode) -> bool:
