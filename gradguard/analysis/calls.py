@@ -2,6 +2,7 @@
 name, functions and classes of the file (inlined), modules (graph sources), containers, optimizers."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import libcst as cst
@@ -53,6 +54,7 @@ from gradguard.analysis.values import (
     join,
     known_objects,
     made_by,
+    members,
     opaque_object,
     owner_group,
     owners_in,
@@ -196,6 +198,9 @@ class CallEvaluation:
     def call_value(self, call: cst.Call, callee: Value, label: str | None, args: Args,
                    kwargs: dict[str, Value], state: State, frame: Frame) -> Value:
         """Call a value: a function or class of this file, a module, or something opaque."""
+        if callee.kind is Kind.INSTANCE and callee.others:
+            return self.on_each_class(callee, state, lambda member, mine: self.call_value(
+                call, member, label, args, kwargs, mine, frame))
         if callee.kind is Kind.FUNCTION and isinstance(callee.ref, FunctionInfo):
             return self.call_function(callee.ref, args, {**kwargs, **self.closure_of(callee)}, state, frame,
                                       callee.bound, call)
@@ -878,6 +883,62 @@ class CallEvaluation:
             args, kwargs = self.eval_args(call, state, frame)
             return self.call_function(info, args, kwargs, state, frame, me, call)
         receiver = self.eval(func.value, state, frame)
+        if receiver.kind is Kind.INSTANCE and receiver.others:
+            # An object of one of several classes: the method of each, on a copy of the state, joined.
+            return self.on_each_class(receiver, state, lambda member, mine: self.method_call_on(
+                call, func, member, mine, frame), method)
+        return self.method_call_on(call, func, receiver, state, frame)
+
+    def on_each_class(self, receiver: Value, state: State, run: Callable[[Value, State], Value],
+                      method: str | None = None) -> Value:
+        """What `run` gives for each class an object may be of, each on its own copy of the state,
+        the copies joined back into `state`. A class all of whose code is seen and that has no
+        `method` is not what the object is where the program calls it (an AttributeError first)."""
+        states: list[State] = []
+        results: list[Value] = []
+        for member in members(receiver):
+            mine = state.copy()
+            if method is not None and self.lacks(member.ref, method):
+                mine.dead = True
+                states.append(mine)
+                continue
+            result = run(member, mine)
+            states.append(mine)
+            if not mine.dead:
+                results.append(result)
+        joined = State.join_all(states)
+        if joined is None:
+            state.dead = True
+            return UNKNOWN
+        for slot in State.__slots__:
+            setattr(state, slot, getattr(joined, slot))
+        value: Value | None = None
+        for result in results:
+            value = join(value, result)
+        return value if value is not None else UNKNOWN
+
+    def lacks(self, info: ClassInfo, name: str) -> bool:
+        """Whether objects of a project class surely have no attribute `name`: neither it nor a base
+        defines or assigns it, every base is seen, and it is no module (whose library methods are many)."""
+        return not info.is_module and not self.unseen_base(info) and self.method_of(info, name) is None \
+            and name not in self.assigned_attributes(info) and not any(
+                name in _class_level_names(c.node) for c in self._with_bases(info))
+
+    def _with_bases(self, info: ClassInfo) -> list[ClassInfo]:
+        found, pending, seen = [], [info], set()
+        while pending:
+            current = pending.pop()
+            if current.key in seen:
+                continue
+            seen.add(current.key)
+            found.append(current)
+            pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
+        return found
+
+    def method_call_on(self, call: cst.Call, func: cst.Attribute, receiver: Value, state: State,
+                       frame: Frame) -> Value:
+        """`receiver.method(...)` for a receiver already evaluated (`eval_method_call`)."""
+        method = func.attr.value
         if receiver.kind is Kind.UNKNOWN and receiver.qual is not None \
                 and api.makes(receiver.qual) in (None, Returns.OBJECT) \
                 and api.lookup(f"{receiver.qual}.{method}") is not None:
@@ -927,13 +988,23 @@ class CallEvaluation:
                 # `named_children()`: (name, module) pairs, each module kept.
                 return replace(found, elems=tuple(Value(Kind.TUPLE, elems=(SCALAR, m)) for m in found.elems or ()))
             return found
+        if receiver.kind is Kind.CLASS and isinstance(receiver.ref, ClassInfo):
+            info = self.method_of(receiver.ref, method)
+            if info is not None:
+                # `States.from_batch_shape(shape)`: a class method gets the class; any other is
+                # given its object (or nothing) among the arguments.
+                args, kwargs = self.eval_args(call, state, frame)
+                return self.call_function(info, args, kwargs, state, frame,
+                                          receiver if info.binds == "class" else None, call)
         if receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassInfo):
             info = self.method_of(receiver.ref, method)
             if info is not None:
                 args, kwargs = self.eval_args(call, state, frame)
+                bound = Value(Kind.CLASS, ref=receiver.ref) if info.binds == "class" \
+                    else None if info.binds == "static" else receiver
                 self.enter_owner(label)
                 try:
-                    result = self.call_function(info, args, kwargs, state, frame, receiver, call)
+                    result = self.call_function(info, args, kwargs, state, frame, bound, call)
                 finally:
                     self.leave_owner()
                 if receiver.ref.is_optimizer and any(update in method for update in api.weight_updates()):
@@ -1439,3 +1510,14 @@ def _may_hand_a_loss(method: str, call: cst.Call) -> bool:
     return not isinstance(first.value, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp,
                                         cst.DictComp, cst.GeneratorExp))
 
+
+
+def _class_level_names(node: cst.ClassDef) -> set[str]:
+    """The names a class body binds at its own level (`s0 = env.s0`, `state_shape: tuple = ...`)."""
+    found: set[str] = set()
+    for statement in node.body.body:
+        for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                [small.target] if isinstance(small, cst.AnnAssign) else []
+            found.update(t.value for t in targets if isinstance(t, cst.Name))
+    return found

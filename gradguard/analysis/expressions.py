@@ -66,6 +66,7 @@ from gradguard.analysis.values import (
     an_object,
     add_item_shape,
     join,
+    members,
     known_objects,
     node_id,
     old,
@@ -595,8 +596,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     bases = [c for c in self.classes.values() if c.named_by((base,))]
                     if bases:
                         pending.extend(bases)
-                    elif base != "object" and makes(base) is not Returns.MODULE \
-                            and base not in K.LIGHTNING_MODULES:
+                    elif not ((fact := lookup(base)) is not None and fact.plain_base) \
+                            and makes(base) is not Returns.MODULE and base not in K.LIGHTNING_MODULES:
                         found = True
             self.class_unseen[info.key] = found
         return found
@@ -897,17 +898,19 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 if instance is not None and instance.kind is Kind.INSTANCE and isinstance(instance.ref, ClassInfo):
                     self.invalidate(state, heap=(heap_owner(instance), first.attr.value))
             if owner.kind is Kind.INSTANCE and isinstance(owner.ref, ClassInfo):
-                key = (heap_owner(owner), target.attr.value)
-                self.invalidate(state, heap=key)
-                self.touch(key, (f"{FLAG}{heap_owner(owner)}", target.attr.value))
-                state.heap[key] = value
-                state.hdefs[key] = frozenset({statement})
-                # `self.learned_freq = learned_freq` with a literal flag: what `if self.learned_freq:` in
-                # any method of the object finds. Any other value is recorded too (paths where the
-                # attribute holds something else must not join into the flag).
+                # (An object of one of several classes: set on each, whichever it is.)
                 flag = _flag_of(source, state, self)
-                state.heap[(f"{FLAG}{heap_owner(owner)}", target.attr.value)] = (  # type: ignore[index]
-                    NOT_A_FLAG if flag is None else TRUE_FLAG if flag else FALSE_FLAG)
+                for member in members(owner):
+                    key = (heap_owner(member), target.attr.value)
+                    self.invalidate(state, heap=key)
+                    self.touch(key, (f"{FLAG}{heap_owner(member)}", target.attr.value))
+                    state.heap[key] = value
+                    state.hdefs[key] = frozenset({statement})
+                    # `self.learned_freq = learned_freq` with a literal flag: what `if self.learned_freq:`
+                    # in any method of the object finds. Any other value is recorded too (paths where
+                    # the attribute holds something else must not join into the flag).
+                    state.heap[(f"{FLAG}{heap_owner(member)}", target.attr.value)] = (  # type: ignore[index]
+                        NOT_A_FLAG if flag is None else TRUE_FLAG if flag else FALSE_FLAG)
                 if target.attr.value in K.MANUAL_FLAGS and not (isinstance(source, cst.Name) and source.value == "True"):
                     owner.ref.manual_optimization = True
             elif target.attr.value == "requires_grad":
@@ -1344,6 +1347,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
 
     def attribute_value(self, owner: Value, expr: cst.Attribute, state: State, frame: Frame) -> Value:
         """`owner.attr`: heap attributes of instances, `.data`/`.grad` cuts, views of tensors."""
+        if owner.kind is Kind.INSTANCE and owner.others:
+            # An object of one of several classes: what the attribute is on any of them.
+            found: Value | None = None
+            for member in members(owner):
+                found = join(found, self.attribute_value(member, expr, state, frame))
+            return found if found is not None else UNKNOWN
         name = expr.attr.value
         if isinstance(owner.ref, ModuleInfo):
             return self.module_attribute(owner.ref, name) or UNKNOWN

@@ -57,6 +57,7 @@ from gradguard.analysis.values import (
     Value,
     cut,
     join,
+    members,
     known_objects,
 )
 from gradguard.parse import nodes_of
@@ -777,10 +778,15 @@ class Interpreter(Evaluator):
             return False
         if owner.kind is not Kind.INSTANCE or not isinstance(owner.ref, ClassInfo):
             return None
-        pending, seen = [owner.ref], set()
+        decided = {self._derives_from(member.ref, wanted.ref) for member in members(owner)}
+        return decided.pop() if len(decided) == 1 else None
+
+    def _derives_from(self, info: ClassInfo, wanted: ClassInfo) -> bool:
+        """Whether a project class is `wanted` or derives from it."""
+        pending, seen = [info], set()
         while pending:
             current = pending.pop()
-            if current is wanted.ref:
+            if current is wanted:
                 return True
             if current.key in seen:
                 continue
@@ -1351,6 +1357,8 @@ class Interpreter(Evaluator):
             expr = decorator.decorator
             func = expr.func if isinstance(expr, cst.Call) else expr
             name = qualify(func, imports)
+            if name is None and isinstance(func, cst.Name) and func.value in api.builtin_names():
+                name = func.value  # `@property`, `@classmethod`, `@staticmethod`
             if name is not None:
                 names.append((decorator, canonical(name)))
         known = [(d, f) for d, f in ((d, api.lookup(n)) for d, n in names) if f is not None]
@@ -1359,6 +1367,7 @@ class Interpreter(Evaluator):
                             memoised=tuple((d, f.uncached) for d, f in known if f.uncached is not None),
                             accessor=any(f.accessor for f in found),
                             kept=any(f.accessor and f.caches is Cache.ATTRIBUTES for f in found),
+                            binds=next((f.binds for f in found if f.binds is not None), None),
                             **fields)  # type: ignore[arg-type]
 
     # -- calls of functions of this file ------------------------------------------------

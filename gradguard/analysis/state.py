@@ -499,6 +499,7 @@ class FunctionInfo:
     memoised: tuple[tuple[cst.Decorator, str], ...] = ()
     accessor: bool = False
     kept: bool = False
+    binds: str | None = None  # "class" for a class method, "static" for a static method
 
 
 @dataclass

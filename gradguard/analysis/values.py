@@ -131,6 +131,10 @@ class Value:
     # For a library module (a container of library layers): False when, called on inputs without a
     # graph, its graph keeps none of its parameters (`Fact.keeps_weights`); None when not known.
     keeps_weights: bool | None = None
+    # For an object of a project class that paths made of different classes (`self.objects` a
+    # `Trajectories` on one path, a `States` on another): the objects of the other classes, each
+    # without `others` of its own (the value itself stands for the first class's object).
+    others: tuple[Value, ...] = ()
 
     @property
     def carries_graph(self) -> bool:
@@ -181,6 +185,17 @@ def cut(value: Value) -> Value:
     return replace(value, nodes=frozenset(), top=frozenset(), grad=False, indexed=())
 
 
+# How many classes one object value stands for at most (`Value.others`, the first included).
+MAX_CLASSES = 6
+
+
+def members(value: Value) -> list[Value]:
+    """The objects a value may be, one per class (itself alone unless paths made several classes)."""
+    if not value.others:
+        return [value]
+    return [evolve(value, others=()), *value.others]
+
+
 def join(a: Value | None, b: Value | None) -> Value:
     """The value that may be either `a` or `b`."""
     if a is None:
@@ -193,6 +208,9 @@ def join(a: Value | None, b: Value | None) -> Value:
         return b if b.maybe_none else replace(b, maybe_none=True)
     if b.kind is Kind.NONE and not b.nodes:
         return a if a.maybe_none else replace(a, maybe_none=True)
+    if a.kind is Kind.INSTANCE and b.kind is Kind.INSTANCE and a.ref is not None and b.ref is not None \
+            and (a.ref is not b.ref or a.others or b.others):
+        return _join_classes(a, b)
     elems = None
     keys = a.keys
     if a.elems is not None and b.elems is not None and len(a.elems) == len(b.elems) and a.keys == b.keys:
@@ -226,6 +244,26 @@ def join(a: Value | None, b: Value | None) -> Value:
         writes=a.writes + tuple(w for w in b.writes if w not in a.writes),
         indexed=_join_indexed(a.indexed, b.indexed),
     )
+
+
+def _join_classes(a: Value, b: Value) -> Value:
+    """An object of one of several project classes: each class's object joined with the same
+    class's on the other path, the first class's standing for the value."""
+    merged: list[Value] = []
+    for member in (*members(a), *members(b)):
+        index = next((i for i, known in enumerate(merged) if known.ref is member.ref), None)
+        if index is None:
+            if len(merged) < MAX_CLASSES:
+                merged.append(member)
+        else:
+            merged[index] = join(merged[index], member)
+    first = merged[0]
+    if len(merged) == 1:
+        return first
+    maybe_none = any(m.maybe_none for m in merged)
+    return evolve(first, others=tuple(merged[1:]), maybe_none=maybe_none,
+                  nodes=frozenset().union(*(m.nodes for m in merged)),
+                  top=frozenset().union(*(m.top for m in merged)), grad=any(m.grad for m in merged))
 
 
 def _join_indexed(a: tuple[tuple[str, Any, Value], ...],
@@ -340,6 +378,10 @@ def same(a: Value | None, b: Value | None) -> bool:
     if a.indexed != b.indexed and not (len(a.indexed) == len(b.indexed) and all(
             x[0] == y[0] and x[1] is y[1] and same(x[2], y[2]) for x, y in zip(a.indexed, b.indexed))):
         return False
+    if a.others or b.others:
+        if len(a.others) != len(b.others) or a.ref is not b.ref or any(
+                x.ref is not y.ref or not same(x, y) for x, y in zip(a.others, b.others)):
+            return False
     if a.elems is not None and b.elems is not None:
         return len(a.elems) == len(b.elems) and all(same(x, y) for x, y in zip(a.elems, b.elems))
     return True
@@ -379,9 +421,10 @@ def rename(value: Value, site: int) -> Value:
     top_mine = value.top & ageing
     top = (value.top - top_mine) | frozenset(n + 1 for n in top_mine) if top_mine else value.top
     elems = tuple(rename(e, site) for e in value.elems) if value.elems is not None else None
-    if value.indexed:
+    if value.indexed or value.others:
         indexed = tuple((name, defs, rename(item, site)) for name, defs, item in value.indexed)
-        return evolve(value, nodes=nodes, top=top, elems=elems, indexed=indexed)
+        return evolve(value, nodes=nodes, top=top, elems=elems, indexed=indexed,
+                      others=tuple(rename(other, site) for other in value.others))
     return evolve(value, nodes=nodes, top=top, elems=elems)
 
 
@@ -401,9 +444,10 @@ def rename_by(value: Value, shifts: dict[int, int]) -> Value:
     top_mine = value.top & ageing
     top = (value.top - top_mine) | frozenset(_aged(n, shifts) for n in top_mine) if top_mine else value.top
     elems = tuple(rename_by(e, shifts) for e in value.elems) if value.elems is not None else None
-    if value.indexed:
+    if value.indexed or value.others:
         indexed = tuple((name, defs, rename_by(item, shifts)) for name, defs, item in value.indexed)
-        return evolve(value, nodes=nodes, top=top, elems=elems, indexed=indexed)
+        return evolve(value, nodes=nodes, top=top, elems=elems, indexed=indexed,
+                      others=tuple(rename_by(other, shifts) for other in value.others))
     return evolve(value, nodes=nodes, top=top, elems=elems)
 
 
@@ -564,9 +608,10 @@ def fold_generations(value: Value, sites: frozenset[int]) -> Value:
     if nodes == value.nodes and top == value.top and (elems is None or all(
             a is b for a, b in zip(elems, value.elems or ()))):
         return value
-    if value.indexed:
+    if value.indexed or value.others:
         indexed = tuple((name, defs, fold_generations(item, sites)) for name, defs, item in value.indexed)
-        return evolve(value, nodes=nodes, top=top, elems=elems, indexed=indexed)
+        return evolve(value, nodes=nodes, top=top, elems=elems, indexed=indexed,
+                      others=tuple(fold_generations(other, sites) for other in value.others))
     return evolve(value, nodes=nodes, top=top, elems=elems)
 
 

@@ -210,6 +210,11 @@ class Fact:
     attribute_test: bool = False  # `hasattr(obj, name)`: whether the object has that attribute
     class_test: bool = False  # `isinstance(obj, cls)`: whether the object is of that class
     accessor: bool = False  # a decorator whose method runs when its attribute is read (`property`)
+    # A decorator of methods that binds their first parameter to the class (`classmethod`), or to
+    # nothing (`staticmethod`: "static").
+    binds: str | None = None
+    # A base class that gives its subclasses' objects no attribute of note (`object`, `abc.ABC`).
+    plain_base: bool = False
     # The call makes an attribute of its module argument (named by its second argument or `name=`,
     # "weight" by default) computed from parameters, and how.
     computes: Computes | None = None

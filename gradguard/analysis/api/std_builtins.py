@@ -42,6 +42,12 @@ FACTS: tuple[Fact, ...] = (
     Fact("next", collects=Collects.ITEMS),
     # A property's method runs on every read of its attribute.
     Fact("property", returns=Returns.FUNCTION, accessor=True),
+    # A class method gets the class (`cls(...)` makes an object of it); a static method nothing.
+    Fact("classmethod", returns=Returns.FUNCTION, binds="class"),
+    Fact("staticmethod", returns=Returns.FUNCTION, binds="static"),
+    # Bases that give objects no attribute of their own: a class deriving only from them and from
+    # classes of the project is all seen.
+    *facts(("object", "abc.ABC", "typing.Generic", "typing.Protocol"), plain_base=True),
     # The methods of lists, dicts, sets and deques: what they keep, hand out or drop.
     *facts(("append", "add", "appendleft"), C, returns=Returns.NONE, stores=Role.ARGUMENT),
     *facts(("insert", "setdefault", "update"), C, returns=Returns.NONE, stores=Role.LAST),
