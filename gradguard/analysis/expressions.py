@@ -221,6 +221,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
         self.placements: dict[cst.CSTNode, Placement] = {}
         self.invariant_tests: dict[tuple[cst.CSTNode, cst.CSTNode], bool] = {}
         self.class_roles: dict[str, dict[str, Role]] = {}
+        self.class_made: dict[tuple[str, str], tuple[ClassInfo, str] | None] = {}
         self.loop_names: dict[cst.CSTNode, frozenset[str]] = {}
         self.if_names: dict[cst.CSTNode, frozenset[str]] = {}
         self.counter_slots: dict[cst.CSTNode, frozenset[str]] = {}
@@ -563,6 +564,36 @@ class Evaluator(CallEvaluation, AutogradEvents):
                         roles.setdefault(attr, role)
             self.class_roles[info.name] = roles
         return roles
+
+    def assigned_class(self, info: ClassInfo, name: str) -> tuple[ClassInfo, str] | None:
+        """The one project class whose objects the methods of a class (and of its bases) construct
+        into `self.<name>`, with where that object lives (`allocation`'s `Class.name`); None when
+        they construct none, or objects of several classes."""
+        key = (info.key, name)
+        if key in self.class_made:
+            return self.class_made[key]
+        found: set[tuple[int, str]] = set()
+        classes: dict[int, ClassInfo] = {}
+        pending, seen = [info], set()
+        while pending:
+            current = pending.pop()
+            if current.key in seen:
+                continue
+            seen.add(current.key)
+            for func in _self_constructions(current.node).get(name, ()):
+                text = dotted(func)
+                made = [c for c in self.classes.values() if text is not None and c.named_by((text,))]
+                if len(made) != 1:
+                    found.add((0, ""))  # something else, or a class not known by that name alone
+                    continue
+                classes[id(made[0])] = made[0]
+                found.add((id(made[0]), f"{current.name}.{name}"))
+            pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
+        result = None
+        if len(found) == 1 and (only := next(iter(found)))[0] in classes:
+            result = (classes[only[0]], only[1])
+        self.class_made[key] = result
+        return result
 
     def assigned_attributes(self, info: ClassInfo) -> frozenset[str]:
         """The attributes the methods of a class and of its known base classes assign on `self`."""
@@ -1373,6 +1404,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 return UNKNOWN
             if value is not None:
                 if value is UNKNOWN:
+                    made = self.assigned_class(owner.ref, name)
+                    if made is not None:
+                        # Set from something unseen (`self.log_alpha = state_dict["log_alpha"]` on
+                        # resume) where the class's code otherwise makes it one class's object
+                        # (`self.log_alpha = Scalar(0.0)`): that object, as the code made it.
+                        return Value(Kind.INSTANCE, ref=made[0], label=dotted(expr), alloc=made[1])
                     # Set from something the analysis does not see (a constructor's argument):
                     # what the class's methods use it as.
                     role = self.attribute_roles(owner.ref).get(name)
@@ -2059,6 +2096,22 @@ def _self_assignments(node: cst.CSTNode) -> set[str]:
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
             target(node.target)
+
+    node.visit(Finder())
+    return found
+
+
+def _self_constructions(node: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+    """For each `self.X = Callee(...)` in a class's methods, X and the callee called."""
+    found: dict[str, list[cst.BaseExpression]] = {}
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+                return
+            target = node.targets[0].target
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+                found.setdefault(target.attr.value, []).append(node.value.func)
 
     node.visit(Finder())
     return found

@@ -22,9 +22,6 @@ OPEN: dict[str, str] = {
     "modulo the cycle length: after the last generator step (`idx % n < g`), the next iteration is the "
     "first student step (`idx % n == g`), which recomputes the teacher's outputs without grad; the model "
     "takes the residues of consecutive iterations as independent",
-    "r49_temperature_stepped_before_a_loss_through_its_exp": "a temperature module replaced by what "
-    "`torch.load` returns on the resume path and stepped, then a loss through `exp(log_alpha())`: the "
-    "stepped parameter is taken to be kept by a graph built before the step, which never kept it",
     "r50_image_target_loaded_through_a_dataset_attribute": "a regression target of image pixels loaded "
     "through a dataset's `self.transform(path)`, three datasets through one evaluation function: the "
     "target is taken to carry a graph that a `torch.autograd.grad` freed",
