@@ -1442,6 +1442,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     # Set by code the analysis does not see (a base class in a file it cannot read).
                     return UNKNOWN
                 own = attribute(name, Receiver.MODULE)
+                if own is not None and own.returns is Returns.RECEIVER:
+                    return owner
                 if own is not None and own.container and own.returns is Returns.MODULE:
                     # `self._modules`: the modules it holds, by name.
                     children = self.submodules_of(owner, state, deep=False)

@@ -47,6 +47,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("runtime/diagnosis.py", "tuple"): "the kind of container, in the report",
     ("runtime/diagnosis.py", "list"): "the kind of container, in the report",
     ("runtime/diagnosis.py", "dict"): "the kind of container, in the report",
+    ("runtime/diagnosis.py", "object"): "a JSON schema type of the report, not the builtin base class",
     ("runtime/monitor.py", "log"): "a slot of the monitor's state (its call log)",
     ("runtime/records.py", "append"): "a slot of the call log (its ring's append)",
     ("runtime/inplace.py", "type"): "a field of autograd's error message, parsed",

@@ -72,3 +72,41 @@ def test_an_attribute_loaded_from_a_checkpoint_is_the_class_the_code_makes() -> 
     assert log_alpha.alloc == "Agent.log_alpha"  # the object `__init__` made lives there too
     assert either.kind is not Kind.INSTANCE  # made of two classes: not known
     assert given.kind is not Kind.INSTANCE  # never made by the class's code: not known
+
+
+UNWRAPPED = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+model = Net()
+if hasattr(model, "module"):
+    model = model.module
+unwrapped = model
+'''
+
+
+def test_a_wrapped_module_read_through_module_is_the_module() -> None:
+    """`model.module` (DataParallel's wrapped module, read to unwrap it) of a module of the program
+    is that module (the `module` attribute fact), not a parameter registered elsewhere (r51)."""
+    seen: list[Value] = []
+
+    class Watching(Program):
+        def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
+            super()._exec_statement(statement, state, frame)
+            if frame.function is None and self.code_of(statement).startswith("unwrapped ="):
+                found = self.lookup("unwrapped", state, frame)
+                assert found is not None
+                seen.append(found)
+
+    Watching(cst.parse_module(UNWRAPPED), frozenset()).run()
+    assert seen and all(v.kind is Kind.INSTANCE and v.ref.name == "Net" for v in seen)

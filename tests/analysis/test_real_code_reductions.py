@@ -25,10 +25,6 @@ OPEN: dict[str, str] = {
     "r50_image_target_loaded_through_a_dataset_attribute": "a regression target of image pixels loaded "
     "through a dataset's `self.transform(path)`, three datasets through one evaluation function: the "
     "target is taken to carry a graph that a `torch.autograd.grad` freed",
-    "r51_model_unwrapped_behind_a_dir_test_then_passed_to_a_callback": "`model = model.module` behind a "
-    "test that is false, then an imported training loop that rebinds `model` through `model.train()` "
-    "and hands it to an optional regulariser hook the command line never sets: the model's output "
-    "is taken for a graph built once",
     "r52_hook_attribute_with_a_teacher_unpacked_from_a_checkpoint": "forward hooks set `self.r_feature` "
     "afresh at every teacher forward; with the teacher unpacked from an unknown call on one path and "
     "the hook class in an imported module, the attribute is taken to carry the previous iteration's graph",

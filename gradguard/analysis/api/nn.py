@@ -84,4 +84,7 @@ ATTRIBUTES: tuple[Fact, ...] = (
     # Its submodules by name (`self._modules.items()` in a container's forward), as a ModuleDict
     # holds them: no parameter.
     Fact("_modules", M, returns=Returns.MODULE, container=True, submodules="children"),
+    # The module a wrapper holds (`DataParallel`, `DistributedDataParallel`: `model.module`), read to
+    # unwrap it (`if hasattr(model, "module"): model = model.module`): the model itself, as known.
+    Fact("module", M, returns=Returns.RECEIVER),
 )
