@@ -67,6 +67,7 @@ from gradguard.analysis.values import (
     add_item_shape,
     join,
     members,
+    bare,
     known_objects,
     node_id,
     old,
@@ -872,6 +873,12 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 and isinstance(target, (cst.Name, cst.Attribute)):
             # A library module a factory made (`teacher = make_model()`): it lives where it is assigned.
             value = replace(value, alloc=self.allocation(source, frame))
+        if rebinds and bare(value) and isinstance(target, (cst.Name, cst.Attribute)):
+            held = self.peek(target, state, frame)
+            if held is not None and held.kind in (Kind.MODULE, Kind.INSTANCE):
+                # A model rebound to what an unseen call gives (`net, _ = torch.load(path)`,
+                # `model = amp.initialize(model)`): the same kind of model, the one the code made.
+                value = held
         if isinstance(target, (cst.Name, cst.Attribute)):
             self.note_reset(target, value, state, frame, source)
             holder = self.holder_of(target, state, frame)

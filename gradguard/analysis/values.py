@@ -208,6 +208,10 @@ def join(a: Value | None, b: Value | None) -> Value:
         return b if b.maybe_none else replace(b, maybe_none=True)
     if b.kind is Kind.NONE and not b.nodes:
         return a if a.maybe_none else replace(a, maybe_none=True)
+    if (bare(a) and b.kind in (Kind.MODULE, Kind.INSTANCE)) or (bare(b) and a.kind in (Kind.MODULE, Kind.INSTANCE)):
+        # A model on one path, something unseen on another (`net, _ = torch.load(path)` when resuming):
+        # taken for the same kind of model, the one the program's own code makes.
+        return a if bare(b) else b
     if a.kind is Kind.INSTANCE and b.kind is Kind.INSTANCE and a.ref is not None and b.ref is not None \
             and (a.ref is not b.ref or a.others or b.others):
         return _join_classes(a, b)
@@ -244,6 +248,12 @@ def join(a: Value | None, b: Value | None) -> Value:
         writes=a.writes + tuple(w for w in b.writes if w not in a.writes),
         indexed=_join_indexed(a.indexed, b.indexed),
     )
+
+
+def bare(value: Value) -> bool:
+    """Nothing is known of the value: not what it is, nor any graph behind it."""
+    return value.kind is Kind.UNKNOWN and not value.nodes and not value.grad and value.ref is None \
+        and value.qual is None and value.elems is None
 
 
 def _join_classes(a: Value, b: Value) -> Value:

@@ -61,7 +61,7 @@ def test_an_attribute_loaded_from_a_checkpoint_is_the_class_the_code_makes() -> 
     class Watching(Program):
         def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
             super()._exec_statement(statement, state, frame)
-            if frame.function is None and self.code_of(statement).startswith("loaded ="):
+            if frame.function is None and self.code_of(statement).strip().startswith("loaded ="):
                 found = self.lookup("loaded", state, frame)
                 assert found is not None and found.elems is not None
                 seen.extend(found.elems)
@@ -70,8 +70,21 @@ def test_an_attribute_loaded_from_a_checkpoint_is_the_class_the_code_makes() -> 
     log_alpha, either, given = seen
     assert log_alpha.kind is Kind.INSTANCE and log_alpha.ref.name == "Scalar"
     assert log_alpha.alloc == "Agent.log_alpha"  # the object `__init__` made lives there too
-    assert either.kind is not Kind.INSTANCE  # made of two classes: not known
-    assert given.kind is not Kind.INSTANCE  # never made by the class's code: not known
+    # Made of two classes by the code: the one this path made (a model replaced by a loaded one).
+    assert either.kind is Kind.INSTANCE and either.ref.name == "Scalar"
+    assert given.kind is not Kind.INSTANCE  # never an object of the program's classes: not known
+
+
+def test_an_attribute_read_in_a_method_analysed_alone_is_the_class_the_code_makes() -> None:
+    """The class's own method run as an entry point, the object unseen: `self.log_alpha` read
+    after the resume there is the one class `__init__` makes; `self.either`, of two classes, is not
+    known."""
+    program = Program(cst.parse_module(AGENT), frozenset())
+    agent = next(c for c in program.classes.values() if c.name == "Agent")
+    made = program.assigned_class(agent, "log_alpha")
+    assert made is not None and made[0].name == "Scalar" and made[1] == "Agent.log_alpha"
+    assert program.assigned_class(agent, "either") is None
+    assert program.assigned_class(agent, "given") is None
 
 
 UNWRAPPED = '''
@@ -103,10 +116,58 @@ def test_a_wrapped_module_read_through_module_is_the_module() -> None:
     class Watching(Program):
         def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
             super()._exec_statement(statement, state, frame)
-            if frame.function is None and self.code_of(statement).startswith("unwrapped ="):
+            if frame.function is None and self.code_of(statement).strip().startswith("unwrapped ="):
                 found = self.lookup("unwrapped", state, frame)
                 assert found is not None
                 seen.append(found)
 
     Watching(cst.parse_module(UNWRAPPED), frozenset()).run()
     assert seen and all(v.kind is Kind.INSTANCE and v.ref.name == "Net" for v in seen)
+
+
+RESUMED = '''
+import torch
+import torch.nn as nn
+import apex
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def load(flag):
+    teacher = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+    student = Net()
+    if flag:
+        teacher, _ = torch.load("teacher.pt")
+        student = apex.amp.initialize(student)
+    return teacher, student
+
+
+models = load(True)
+'''
+
+
+def test_a_model_rebound_to_what_an_unseen_call_gives_stays_that_model() -> None:
+    """`teacher, _ = torch.load(path)`, `student = amp.initialize(student)`: the same kind of model
+    the code made before (forward hooks registered on its layers still run when it is called: r52,
+    DeepInversion), on the path that took the load as on the other."""
+    seen: list[Value] = []
+
+    class Watching(Program):
+        def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
+            super()._exec_statement(statement, state, frame)
+            if frame.function is None and self.code_of(statement).strip().startswith("models ="):
+                found = self.lookup("models", state, frame)
+                assert found is not None and found.elems is not None
+                seen.extend(found.elems)
+
+    Watching(cst.parse_module(RESUMED), frozenset()).run()
+    teacher, student = seen
+    assert teacher.kind is Kind.MODULE and teacher.qual == "torch.nn.Sequential"
+    assert student.kind is Kind.INSTANCE and student.ref.name == "Net"

@@ -25,9 +25,6 @@ OPEN: dict[str, str] = {
     "r50_image_target_loaded_through_a_dataset_attribute": "a regression target of image pixels loaded "
     "through a dataset's `self.transform(path)`, three datasets through one evaluation function: the "
     "target is taken to carry a graph that a `torch.autograd.grad` freed",
-    "r52_hook_attribute_with_a_teacher_unpacked_from_a_checkpoint": "forward hooks set `self.r_feature` "
-    "afresh at every teacher forward; with the teacher unpacked from an unknown call on one path and "
-    "the hook class in an imported module, the attribute is taken to carry the previous iteration's graph",
     "r54_per_model_sums_with_the_neighbours_detached_by_a_table_test": "each subdomain model's loss keeps "
     "only its own graph, the neighbours detached by a test over a table (`im2 == im`), one backward and "
     "one step per model: the detaching test is not tied to the model being trained",
