@@ -2119,7 +2119,8 @@ def _self_constructions(node: cst.CSTNode) -> dict[str, list[cst.BaseExpression]
             if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
                 return
             target = node.targets[0].target
-            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                    and target.value.value == "self":
                 found.setdefault(target.attr.value, []).append(node.value.func)
 
     node.visit(Finder())
