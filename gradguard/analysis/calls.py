@@ -1266,8 +1266,8 @@ class CallEvaluation:
         state.replace_everywhere(receiver, updated)
         statement = self.statement(frame)
         if statement is not None and isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):
+            holder = self.tensor_holder(target, state, frame)
             self.store_in_place(target, updated, state, frame, statement)
-            holder = self.holder_of(target, state, frame)
             if holder is not None:
                 self.grown_holders.add(holder.key)
         return updated

@@ -774,31 +774,46 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 self.reset_holders.add(holder.key)
 
     def note_tensor_alias(self, name: str, value: Value, source: cst.CSTNode | None, state: State,
-                          frame: Frame) -> None:
-        """`buf = self.buf`: the name holds the very tensor the attribute holds (or, bound to
-        anything else, no longer)."""
-        if frame.tensor_aliases:
-            frame.tensor_aliases.pop(name, None)
+                          frame: Frame, statement: cst.CSTNode) -> None:
+        """`buf = self.buf`: the name holds the very tensor the attribute holds, as long as the
+        statement that bound it so is among the name's definitions on the path (a write in place
+        through the name adds its statement; a rebinding replaces them)."""
         if value.kind is not Kind.TENSOR or not isinstance(source, cst.Attribute):
             return
         holder = self.holder_of(source, state, frame)
         if holder is not None and holder.kind == "attribute" and state.heap.get(holder.key) is value:  # type: ignore[arg-type]
-            frame.tensor_aliases[name] = (holder.key, value)  # type: ignore[assignment]
+            frame.tensor_aliases[name] = (holder, statement)
 
     def write_through_alias(self, name: str, value: Value, state: State, frame: Frame,
                             statement: cst.CSTNode) -> None:
         """A tensor changed in place through a local name (`buf[t] = out`) that holds an attribute's
         tensor: the attribute's tensor is the one changed, if both still hold it on this path."""
-        alias = frame.tensor_aliases.get(name)
-        if alias is None:
+        holder = self.aliased(name, state, frame)
+        if holder is None:
             return
-        key, held = alias
-        if self.lookup(name, state, frame) is not held or state.heap.get(key) is not held:  # type: ignore[arg-type]
-            return
-        self.touch(key)
+        key = holder.key
+        self.touch(key)  # type: ignore[arg-type]
         state.heap[key] = value  # type: ignore[index]
         state.hdefs[key] = state.hdefs.get(key, frozenset()) | {statement}  # type: ignore[index,arg-type]
-        frame.tensor_aliases[name] = (key, value)
+        frame.tensor_aliases[name] = (holder, statement)  # the name's definition from here on
+
+    def tensor_holder(self, expr: cst.BaseExpression, state: State, frame: Frame) -> Holder | None:
+        """The place a tensor an expression names is held: the attribute a local name stands for
+        (`buf = self.buf`), else the name's own."""
+        holder = self.holder_of(expr, state, frame)
+        if holder is not None and holder.kind == "variable" and frame.tensor_aliases:
+            return self.aliased(holder.key[0], state, frame) or holder
+        return holder
+
+    def aliased(self, name: str, state: State, frame: Frame) -> Holder | None:
+        """The attribute whose tensor a local name holds on this path (`buf = self.buf`), if both
+        still hold it."""
+        alias = frame.tensor_aliases.get(name)
+        if alias is None:
+            return None
+        holder, bound = alias
+        index = len(state.frames) - 1
+        return holder if bound in state.defs[index].get(name, frozenset()) else None
 
     def store_in_place(self, target: cst.BaseExpression, value: Value, state: State, frame: Frame,
                        statement: cst.CSTNode) -> None:
@@ -895,7 +910,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 self.assigned_containers[key] = container
         if isinstance(target, cst.Name):
             if rebinds:
-                self.note_tensor_alias(target.value, value, source, state, frame)
+                self.note_tensor_alias(target.value, value, source, state, frame, statement)
             else:
                 self.write_through_alias(target.value, value, state, frame, statement)
             self.store_name(target.value, value, state, frame, statement)
@@ -978,7 +993,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             if container.kind is Kind.SCALAR:
                 return  # an item of a numpy array or a number: the tensor stored is converted
             if container.kind is Kind.TENSOR:
-                holder = self.holder_of(viewed_base(target.value), state, frame)
+                holder = self.tensor_holder(viewed_base(target.value), state, frame)
                 if holder is not None:
                     self.modified_in_place(holder, target, state, frame)
                 # `self.ema[idx] = ...` writes into the tensor in place: its history goes on, joined
@@ -1802,7 +1817,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         for expr, value in operands:
             if not value.nodes:
                 continue
-            holder = self.holder_of(expr, state, frame) if expr is not None else None
+            # (A local name of an attribute's tensor, `buf = self.buf`: the attribute holds it.)
+            holder = self.tensor_holder(expr, state, frame) if expr is not None else None
             if holder is None:
                 reads.extend(value.via)
                 continue

@@ -561,6 +561,7 @@ class Frame:
     local_call: tuple[cst.CSTNode, cst.CSTNode | None] | None = None
     # For a closure run after the function that defined it returned: the variables it captured.
     captured: frozenset[str] = frozenset()
-    # Local names bound to the tensor an object's attribute holds (`buf = self.buf`): the heap entry
-    # and the value both held then (an in-place write through the name writes the attribute's tensor).
-    tensor_aliases: dict[str, tuple[HeapKey, Value]] = field(default_factory=dict)
+    # Local names bound to the tensor an object's attribute holds (`buf = self.buf`): the attribute,
+    # and the statement that bound the name so (an in-place write through the name writes the
+    # attribute's tensor while that statement is among the name's definitions).
+    tensor_aliases: dict[str, tuple[Holder, cst.CSTNode]] = field(default_factory=dict)
