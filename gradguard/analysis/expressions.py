@@ -964,7 +964,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     # the attribute holds something else must not join into the flag).
                     state.heap[(f"{FLAG}{heap_owner(member)}", target.attr.value)] = (  # type: ignore[index]
                         NOT_A_FLAG if flag is None else TRUE_FLAG if flag else FALSE_FLAG)
-                if target.attr.value in K.MANUAL_FLAGS and not (isinstance(source, cst.Name) and source.value == "True"):
+                if target.attr.value in K.MANUAL_FLAGS \
+                        and not (isinstance(source, cst.Name) and source.value == "True"):
                     owner.ref.manual_optimization = True
             elif target.attr.value == "requires_grad":
                 holder_value = self.peek(target.value, state, frame)

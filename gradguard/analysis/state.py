@@ -12,6 +12,7 @@ from gradguard.analysis.values import (
     GENERATIONS,
     SHARED,
     Freed,
+    Holder,
     Kind,
     Value,
     fold_generations,
