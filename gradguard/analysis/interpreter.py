@@ -486,7 +486,7 @@ class Interpreter(Evaluator):
         test = self.test_of(statement.test, state, frame)
         self.assume_object_flags(test, state, frame)
         decided = self.decided_test(test, state, frame)
-        arm = self.arm_key(statement, frame, test)
+        arm = self.arm_key(statement, frame, test, state)
         if arm is not None:
             self.consult(arm)
         if decided is None and arm is not None and arm in state.assume:
@@ -631,14 +631,21 @@ class Interpreter(Evaluator):
             return test
         return found if positive else cst.UnaryOperation(cst.Not(), found)
 
-    def arm_key(self, statement: cst.If, frame: Frame, test: cst.BaseExpression | None = None) -> str | None:
+    def arm_key(self, statement: cst.If, frame: Frame, test: cst.BaseExpression | None = None,
+                state: State | None = None) -> str | None:
         """The key of the arm atom of a branch whose arms the paths after it must keep apart when one
         of them frees a graph: a branch of a called function run once per call of a statement being
         split (`split_parts`), and a branch whose test no condition atom names (it calls,
         `if should_log(step):`), whose truth no later test can be tied to; None for any other."""
         called_once = self.arm_loops is not None and frame.function is not None \
             and isinstance(frame.call_site, cst.Call) and len(frame.loops) == self.arm_loops
-        if not called_once and key_of(strip_not(test if test is not None else statement.test)[0]) is not None:
+        tested = strip_not(test if test is not None else statement.test)[0]
+        if not called_once and key_of(tested) is not None:
+            return None
+        if called_once and state is not None and self.tests_object_settings(tested, state, frame):
+            # A test of an object's settings (`if self.automatic_entropy_tuning:`): its own condition,
+            # kept on the object across calls and iterations, tells the paths apart; an arm taken
+            # anew at each call would let an iteration take the other arm than the one before.
             return None
         return f"{ARM_ATOM}{id(statement)}"
 
@@ -692,6 +699,13 @@ class Interpreter(Evaluator):
             state.assume[key] = Atom(key, flag is TRUE_FLAG, frozenset({key}),
                                      frozenset({(heap_owner(owner), chain.attr.value)}), len(state.frames),
                                      self.atom_seq, key)
+
+    def tests_object_settings(self, test: cst.BaseExpression, state: State, frame: Frame) -> bool:
+        """Whether a test reads only one object's settings: an attribute tested for truth (an object
+        flag, `assume_object_flags`) or an `object_condition`."""
+        if isinstance(test, cst.Attribute) and isinstance(test.value, (cst.Name, cst.Attribute)):
+            return object_atom_key(self.peek(test.value, state, frame), test.attr.value) is not None
+        return self.object_condition(test, state, frame) is not None
 
     def object_condition(self, expr: cst.BaseExpression, state: State, frame: Frame) -> ObjectCondition | None:
         """A test whose every chain starts at an attribute of one object of the project that the

@@ -28,9 +28,6 @@ OPEN: dict[str, str] = {
     "r54_per_model_sums_with_the_neighbours_detached_by_a_table_test": "each subdomain model's loss keeps "
     "only its own graph, the neighbours detached by a test over a table (`im2 == im`), one backward and "
     "one step per model: the detaching test is not tied to the model being trained",
-    "r55_sac_entropy_flag_forgotten_by_eval_episodes": "the entropy-tuning flag, fixed for the whole "
-    "run, is forgotten once the evaluation episodes' tests and loops are added: an alpha built on a "
-    "tuned update seems to reach the next update without being rebuilt",
     "r57_gmvandeven_classifier_replay_loss_arms": "r47's belief in the real file's form: the tests of "
     "`use_replay` (membership, equalities, a flag from them) are not kept together across the arms",
     "r58_gmvandeven_classifier_stream_replay_loss_arms": "the same, in the stream classifier's form",
