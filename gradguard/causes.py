@@ -265,7 +265,8 @@ CAUSES: dict[Cause, CauseInfo] = {info.cause: info for info in (
         "retain_graph=True silences this error but keeps the old graph alive; use it only when a second "
         "backward through the same graph is intended."),
     CauseInfo(
-        Cause.INPLACE, None,
+        # A tensor a node saved, written in place by the program: GG011 finds it before the run.
+        Cause.INPLACE, "GG011",
         (Option(FixKind.OTHER, _always, "use the out-of-place form, or modify a clone"),),
         "", "retain_graph=True does not help: the saved value itself was overwritten."),
 )}

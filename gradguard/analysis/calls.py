@@ -534,6 +534,14 @@ class CallEvaluation:
                 return Value(Kind.OPTIMIZER, ref=owner, label=dotted(call.func))
         if fact is not None and fact.computes is not None and args:
             return self.with_computed_weight(call, fact.computes, args, kwargs, state)
+        if fact is not None and fact.returns is Returns.ITEM and fact.receiver is None and args:
+            # `next(it)`: an item of what it iterates, as a `for` over it would bind.
+            return self.element_from(args[0][0], args[0][1], state, frame) if args[0][0] is not None \
+                else self.element_of(args[0][1])
+        if fact is not None and fact.iterator and len(args) == 1 and not kwargs \
+                and args[0][1].kind in (Kind.LIST, Kind.TUPLE, Kind.DICT, Kind.MODULE, Kind.INSTANCE):
+            # `iter(self.blocks)`: what `next()` takes from it are the container's items.
+            return args[0][1]
         if name in K.DATA_FUNCTIONS:
             fact = api.lookup(name)
             operands_: Args = [*args, *((None, v) for v in kwargs.values())]

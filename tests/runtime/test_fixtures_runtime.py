@@ -88,7 +88,17 @@ def _buggy_ids() -> list[str]:
     return [p.name for p in fs.buggy_fixtures()]
 
 
-@pytest.mark.parametrize("name", _buggy_ids())
+# Reports that miss a part the fixture's header and markers name: strict xfails saying what the monitor lacks.
+REPORT_OPEN: dict[str, str] = {
+    "gg011_residual_relu_add_in_place.py": (
+        "the tensor ReluBackward0 saved was a local of the block's forward, whose frame is gone when the "
+        "backward fails: the monitor reports the node and the versions, but neither the in-place write "
+        "(`out += x`) nor a name holding the tensor"),
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=REPORT_OPEN[n])]
+                                               if n in REPORT_OPEN else []) for n in _buggy_ids()])
 def test_buggy_fixture_report(runs: dict[Any, Any], name: str) -> None:
     path = fs.FIXTURES / "buggy" / name
     expected = fs.expectation(path)
@@ -160,6 +170,10 @@ def test_lint_and_runtime_name_the_same_rule_and_fix_kind(runs: dict[Any, Any], 
 # Where lint and the monitor name different values for one stale graph: strict xfails, each to go when
 # both name what the user would (`(mu, logvar)`, the `scores` that split views hang on).
 CARRIER_OPEN: dict[str, str] = {
+    "gg011_residual_relu_add_in_place.py": (
+        "lint names `out`, the ReLU's output the block's forward adds its input to in place; the monitor "
+        "sees the node that saved it (ReluBackward0) and the versions, but the forward's frame is gone "
+        "when the backward fails, so no name holds the tensor any more and it names none"),
     "gg002_auxiliary_loss_backbone.py": (
         "lint names `mid`, the stem's features inside forward that both losses share (what the fixture's header "
         "expects, now that `if self.training:` runs one way); the monitor names `aux_logits`, the value of the "

@@ -140,7 +140,7 @@ def test_inplace_modification(diagnose: Any) -> None:
     assert details["version"] == "saved at version 0, now at version 1"
     assert details["modified at"] == f"{scenarios.__file__}:{marked_line('inplace')}: probs.mul_(2)"
     assert d.fix.kind is FixKind.OTHER and d.fix.suggestion == "probs = probs.mul(2)"
-    assert d.freed_by is None and d.rule is None
+    assert d.freed_by is None and d.rule == "GG011"  # the rule that finds a saved tensor written in place
     assert exc.__notes__[-1].startswith("gradguard: a tensor `probs` that autograd saved for SigmoidBackward0")
 
 

@@ -223,6 +223,7 @@ class Fact:
     evidence: bool = False  # a method only a module has: the receiver is a module
     collects: Collects | None = None  # a builtin that makes a container of what its arguments hold
     iterates: bool = False  # a builtin that iterates its arguments (`zip(loader, noise)`)
+    iterator: bool = False  # `iter(xs)`: an iterator over the items of its one argument
     counts: bool = False  # its items are all different (`range(n)`): a new index at each iteration
     proxies_bases: bool = False  # `super()`: the methods of the classes after the calling method's own
     imports_named: bool = False  # `importlib.import_module(name)`: the module its first argument names

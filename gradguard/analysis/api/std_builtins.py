@@ -29,7 +29,8 @@ FACTS: tuple[Fact, ...] = (
     Fact("super", returns=Returns.UNKNOWN, proxies_bases=True),
     Fact("importlib.import_module", returns=Returns.UNKNOWN, imports_named=True),
     Fact("open", returns=Returns.DATA),
-    Fact("iter", returns=Returns.DATA, iterates=True),
+    # An iterator over its argument's items (`next(it)` gives one of them, as a `for` would).
+    Fact("iter", returns=Returns.DATA, iterates=True, iterator=True),
     # Containers made of what the arguments hold (what they return is what `collects` says).
     Fact("list", collects=Collects.LIST, pure=True),
     Fact("collections.deque", collects=Collects.LIST),
@@ -39,7 +40,8 @@ FACTS: tuple[Fact, ...] = (
     *facts(("reversed", "sorted", "set"), collects=Collects.ITEMS, pure=True),
     # `dict(loss=loss, log_vars=logs)`: a dict keyed by the keywords, as the display `{"loss": loss, ...}`.
     Fact("dict", collects=Collects.DICT, pure=True),
-    Fact("next", collects=Collects.ITEMS),
+    # One item of the iterator or iterable it is given (which one is not known).
+    Fact("next", returns=Returns.ITEM),
     # A property's method runs on every read of its attribute.
     Fact("property", returns=Returns.FUNCTION, accessor=True),
     # A class method gets the class (`cls(...)` makes an object of it); a static method nothing.
