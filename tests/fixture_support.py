@@ -584,3 +584,37 @@ def _child_main(spec_path: str) -> None:
         del error
         gc.collect()
     results.close()
+
+
+def error_lines(script: Path) -> list[tuple[str, str]]:
+    """The error-level findings of a script of a program (the modules beside it read too), each as
+    its rule code and the text of the line it is reported at."""
+    from gradguard.analysis import analyze
+
+    source = script.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    return [(d.code, lines[d.span.start.row - 1].strip()) for d in analyze(source, path=str(script))
+            if d.severity.name == "ERROR"]
+
+
+def values_after(source: str, statement_prefix: str, expression: str, *, path: str | None = None,
+                 function: str | None = None) -> list[Any]:
+    """The model itself: the abstract value of `expression` after each run of the statement (of the
+    module's code, or of `function`'s) that starts with `statement_prefix`, on every path the analysis
+    took there. `path` lets the analysis read the modules beside the file."""
+    import libcst as cst
+
+    from gradguard.analysis.program import Program
+    from gradguard.analysis.project import Project
+
+    seen: list[Any] = []
+
+    class Watching(Program):
+        def _exec_statement(self, statement: cst.CSTNode, state: Any, frame: Any) -> None:
+            super()._exec_statement(statement, state, frame)
+            running = frame.function.qualname if frame.function is not None else None
+            if running == function and self.code_of(statement).strip().startswith(statement_prefix):
+                seen.append(self.eval(cst.parse_expression(expression), state.copy(), frame))
+
+    Watching(cst.parse_module(source), frozenset(), Project(path) if path is not None else None).run()
+    return seen

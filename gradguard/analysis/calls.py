@@ -930,18 +930,7 @@ class CallEvaluation:
         defines or assigns it, every base is seen, and it is no module (whose library methods are many)."""
         return not info.is_module and not self.unseen_base(info) and self.method_of(info, name) is None \
             and name not in self.assigned_attributes(info) and not any(
-                name in _class_level_names(c.node) for c in self._with_bases(info))
-
-    def _with_bases(self, info: ClassInfo) -> list[ClassInfo]:
-        found, pending, seen = [], [info], set()
-        while pending:
-            current = pending.pop()
-            if current.key in seen:
-                continue
-            seen.add(current.key)
-            found.append(current)
-            pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
-        return found
+                name in _class_level_names(c.node) for c in self.class_and_bases(info))
 
     def method_call_on(self, call: cst.Call, func: cst.Attribute, receiver: Value, state: State,
                        frame: Frame) -> Value:

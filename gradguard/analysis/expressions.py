@@ -575,12 +575,7 @@ class Evaluator(CallEvaluation, AutogradEvents):
             return self.class_made[key]
         found: set[tuple[int, str]] = set()
         classes: dict[int, ClassInfo] = {}
-        pending, seen = [info], set()
-        while pending:
-            current = pending.pop()
-            if current.key in seen:
-                continue
-            seen.add(current.key)
+        for current in self.class_and_bases(info):
             for func in _self_constructions(current.node).get(name, ()):
                 text = dotted(func)
                 made = [c for c in self.classes.values() if text is not None and c.named_by((text,))]
@@ -589,7 +584,6 @@ class Evaluator(CallEvaluation, AutogradEvents):
                     continue
                 classes[id(made[0])] = made[0]
                 found.add((id(made[0]), f"{current.name}.{name}"))
-            pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
         result = None
         if len(found) == 1 and (only := next(iter(found)))[0] in classes:
             result = (classes[only[0]], only[1])
@@ -601,15 +595,22 @@ class Evaluator(CallEvaluation, AutogradEvents):
         found = self.class_assigned.get(info.key)
         if found is None:
             names: set[str] = set()
-            pending, seen = [info], set()
-            while pending:
-                current = pending.pop()
-                if current.key in seen:
-                    continue
-                seen.add(current.key)
+            for current in self.class_and_bases(info):
                 names |= _self_assignments(current.node)
-                pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
             found = self.class_assigned[info.key] = frozenset(names)
+        return found
+
+    def class_and_bases(self, info: ClassInfo) -> list[ClassInfo]:
+        """A class of the program and every base class of it the program defines."""
+        found: list[ClassInfo] = []
+        pending, seen = [info], set()
+        while pending:
+            current = pending.pop()
+            if current.key in seen:
+                continue
+            seen.add(current.key)
+            found.append(current)
+            pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
         return found
 
     def unseen_base(self, info: ClassInfo) -> bool:

@@ -792,21 +792,8 @@ class Interpreter(Evaluator):
             return False
         if owner.kind is not Kind.INSTANCE or not isinstance(owner.ref, ClassInfo):
             return None
-        decided = {self._derives_from(member.ref, wanted.ref) for member in members(owner)}
+        decided = {any(c is wanted.ref for c in self.class_and_bases(member.ref)) for member in members(owner)}
         return decided.pop() if len(decided) == 1 else None
-
-    def _derives_from(self, info: ClassInfo, wanted: ClassInfo) -> bool:
-        """Whether a project class is `wanted` or derives from it."""
-        pending, seen = [info], set()
-        while pending:
-            current = pending.pop()
-            if current is wanted:
-                return True
-            if current.key in seen:
-                continue
-            seen.add(current.key)
-            pending.extend(c for c in self.classes.values() if c.named_by(current.bases))
-        return False
 
     def resolve_compound(self, expr: cst.BooleanOperation, holds: bool, state: State, frame: Frame) -> None:
         """`a and b` false with `a` true on the path: `b` is false; `a or b` true with `a` false: `b`

@@ -10,10 +10,10 @@ false GG011 in CORL). An attribute the code makes of two classes, or of none, st
 from __future__ import annotations
 
 import libcst as cst
+from fixture_support import values_after
 
 from gradguard.analysis.program import Program
-from gradguard.analysis.state import Frame, State
-from gradguard.analysis.values import Kind, Value
+from gradguard.analysis.values import Kind
 
 AGENT = '''
 import torch
@@ -56,17 +56,9 @@ loaded = (agent.log_alpha, agent.either, agent.given)
 
 
 def test_an_attribute_loaded_from_a_checkpoint_is_the_class_the_code_makes() -> None:
-    seen: list[Value] = []
-
-    class Watching(Program):
-        def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
-            super()._exec_statement(statement, state, frame)
-            if frame.function is None and self.code_of(statement).strip().startswith("loaded ="):
-                found = self.lookup("loaded", state, frame)
-                assert found is not None and found.elems is not None
-                seen.extend(found.elems)
-
-    Watching(cst.parse_module(AGENT), frozenset()).run()
+    (loaded,) = values_after(AGENT, "loaded =", "loaded")
+    assert loaded.elems is not None
+    seen = list(loaded.elems)
     log_alpha, either, given = seen
     assert log_alpha.kind is Kind.INSTANCE and log_alpha.ref.name == "Scalar"
     assert log_alpha.alloc == "Agent.log_alpha"  # the object `__init__` made lives there too
@@ -111,17 +103,7 @@ unwrapped = model
 def test_a_wrapped_module_read_through_module_is_the_module() -> None:
     """`model.module` (DataParallel's wrapped module, read to unwrap it) of a module of the program
     is that module (the `module` attribute fact), not a parameter registered elsewhere (r51)."""
-    seen: list[Value] = []
-
-    class Watching(Program):
-        def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
-            super()._exec_statement(statement, state, frame)
-            if frame.function is None and self.code_of(statement).strip().startswith("unwrapped ="):
-                found = self.lookup("unwrapped", state, frame)
-                assert found is not None
-                seen.append(found)
-
-    Watching(cst.parse_module(UNWRAPPED), frozenset()).run()
+    seen = values_after(UNWRAPPED, "unwrapped =", "unwrapped")
     assert seen and all(v.kind is Kind.INSTANCE and v.ref.name == "Net" for v in seen)
 
 
@@ -157,17 +139,9 @@ def test_a_model_rebound_to_what_an_unseen_call_gives_stays_that_model() -> None
     """`teacher, _ = torch.load(path)`, `student = amp.initialize(student)`: the same kind of model
     the code made before (forward hooks registered on its layers still run when it is called: r52,
     DeepInversion), on the path that took the load as on the other."""
-    seen: list[Value] = []
-
-    class Watching(Program):
-        def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
-            super()._exec_statement(statement, state, frame)
-            if frame.function is None and self.code_of(statement).strip().startswith("models ="):
-                found = self.lookup("models", state, frame)
-                assert found is not None and found.elems is not None
-                seen.extend(found.elems)
-
-    Watching(cst.parse_module(RESUMED), frozenset()).run()
+    (models,) = values_after(RESUMED, "models =", "models")
+    assert models.elems is not None
+    seen = list(models.elems)
     teacher, student = seen
     assert teacher.kind is Kind.MODULE and teacher.qual == "torch.nn.Sequential"
     assert student.kind is Kind.INSTANCE and student.ref.name == "Net"

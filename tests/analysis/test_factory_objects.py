@@ -11,14 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import libcst as cst
-from fixture_support import run_programs
+from fixture_support import error_lines, run_programs, values_after
 
-from gradguard.analysis import analyze
-from gradguard.analysis.program import Program
-from gradguard.analysis.project import Project
-from gradguard.analysis.state import Frame, State, heap_owner
-from gradguard.analysis.values import Kind, Value
+from gradguard.analysis.state import heap_owner
+from gradguard.analysis.values import Kind
 
 ENVS = '''"""A small grid environment whose states class is built per environment (torchgfn's shape)."""
 from abc import ABC, abstractmethod
@@ -168,30 +164,23 @@ def _program(tmp_path: Path, name: str, store: str, in_function: bool = False, b
     return folder / "train.py"
 
 
-def _errors(script: Path) -> list[tuple[str, str]]:
-    source = script.read_text(encoding="utf-8")
-    lines = source.splitlines()
-    return [(d.code, lines[d.span.start.row - 1].strip()) for d in analyze(source, path=str(script))
-            if d.severity.name == "ERROR"]
-
-
 def test_a_buffer_keeps_what_a_factory_returned(tmp_path: Path) -> None:
     for variant in [dict(), dict(in_function=True)]:
         name = "_".join(variant) or "plain"
-        assert _errors(_program(tmp_path, f"bug_{name}", KEEPS_GRAPH, **variant)) == [
+        assert error_lines(_program(tmp_path, f"bug_{name}", KEEPS_GRAPH, **variant)) == [
             ("GG003", "loss.backward()")], variant
-        assert _errors(_program(tmp_path, f"fixed_{name}", DETACHED, **variant)) == [], variant
+        assert error_lines(_program(tmp_path, f"fixed_{name}", DETACHED, **variant)) == [], variant
 
 
 def test_a_buffer_whose_container_a_test_chooses(tmp_path: Path) -> None:
     """The buffer's container is a `GridStates` or a `Trajectories` as a test in its `__init__` says:
     an object of one of two classes, each class's `extend` followed (`Value.others`); `GridStates`,
     all of whose code is seen, has no `last`, so no path calls it on one."""
-    assert _errors(_program(tmp_path, "bug", KEEPS_GRAPH, by_state=True)) == [("GG003", "loss.backward()")]
+    assert error_lines(_program(tmp_path, "bug", KEEPS_GRAPH, by_state=True)) == [("GG003", "loss.backward()")]
 
 
 def test_the_fixed_twin_with_a_chosen_container_is_clean(tmp_path: Path) -> None:
-    assert _errors(_program(tmp_path, "fixed", DETACHED, by_state=True)) == []
+    assert error_lines(_program(tmp_path, "fixed", DETACHED, by_state=True)) == []
 
 
 def test_the_programs_behave_under_torch(tmp_path: Path) -> None:
@@ -209,22 +198,9 @@ def test_model_classes_of_methods_and_factory_results(tmp_path: Path) -> None:
     `env.States` that class), and each function's `return Cls(...)` is its own object: the sampled
     trajectories are not the buffer's."""
     script = _program(tmp_path, "plain", DETACHED)
-    seen: dict[str, list[Value]] = {}
-
-    class Watching(Program):
-        def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
-            super()._exec_statement(statement, state, frame)
-            if frame.function is None and self.code_of(statement).strip() == "loss.backward()":
-                for name in ("trajectories", "batch"):
-                    value = self.lookup(name, state, frame)
-                    assert value is not None
-                    seen.setdefault(name, []).append(value)
-                seen.setdefault("env.States", []).append(
-                    self.eval(cst.parse_expression("env.States"), state.copy(), frame))
-
-    program = Watching(cst.parse_module(script.read_text(encoding="utf-8")), frozenset(), Project(str(script)))
-    program.run()
-    assert "GridStates" in {c.name for c in program.classes.values()}
+    source, path = script.read_text(encoding="utf-8"), str(script)
+    seen = {name: values_after(source, "loss.backward()", name, path=path)
+            for name in ("env.States", "trajectories", "batch")}
     assert {(v.kind, v.ref.name) for v in seen["env.States"]} == {(Kind.CLASS, "GridStates")}
     sampled = {heap_owner(v) for v in seen["trajectories"]}
     replayed = {heap_owner(v) for v in seen["batch"] if v.kind is Kind.INSTANCE} - sampled

@@ -19,13 +19,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import libcst as cst
-from fixture_support import run_programs
+from fixture_support import run_programs, values_after
 
 from gradguard.analysis import analyze
-from gradguard.analysis.program import Program
-from gradguard.analysis.state import Frame, State
-from gradguard.analysis.values import Value
 from gradguard.fixcheck import _new_graphless_backward, plain_analysis
 from gradguard.fixes import choose_fixes, fix_text_round
 
@@ -105,65 +101,11 @@ if __name__ == "__main__":
     print("ok")
 '''
 
-SNN = '''"""Spiking cells whose states run through a time loop; each step's output written into a slot."""
-import torch
-
-
-class SNNCell(torch.nn.Module):
-    def __init__(self, activation, state_fallback):
-        super().__init__()
-        self.activation = activation
-        self.state_fallback = state_fallback
-
-    def forward(self, input_tensor, state=None):
-        state = state if state is not None else self.state_fallback(input_tensor)
-        return self.activation(input_tensor, state)
-
-
-def lif_step(input_tensor, state):
-    v = state + input_tensor
-    z = torch.sigmoid(v)
-    return z, v * (1 - z)
-
-
-class LIFCell(SNNCell):
-    def __init__(self):
-        super().__init__(activation=lif_step, state_fallback=self.initial_state)
-
-    def initial_state(self, input_tensor):
-        return torch.zeros(input_tensor.shape)
-
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc0 = torch.nn.Linear(8, 16)
-        self.lif0 = LIFCell()
-        self.lif1 = LIFCell()
-        self.lif2 = LIFCell()
-        self.out = torch.nn.Linear(16, 4)
-
-    def forward(self, x):
-        s0, s1, s2 = None, None, None
-        voltages = torch.zeros(x.shape[0], x.shape[1], 4)
-        for ts in range(x.shape[0]):
-            z = self.fc0(x[ts])
-            z, s0 = self.lif0(z, s0)
-            z, s1 = self.lif1(z, s1)
-            z, s2 = self.lif2(z, s2)
-            voltages[ts] = self.out(z)
-        return voltages.sum(0)
-
-
-model = Net()
-optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-for step in range(3):
-    optimizer.zero_grad()
-    loss = model(torch.randn(5, 2, 8)).pow(2).mean()
-    loss.backward()
-    optimizer.step()
-print("ok")
-'''
+# norse's shape (r56, the reduction of correct code): three cells threading states through a time loop.
+R56 = Path(__file__).resolve().parents[2] / "bench" / "realcode_reductions" / \
+    "r56_norse_three_cells_states_through_base_init.py"
+SNN = ('"""Spiking cells whose states run through a time loop; each step\'s output written into a slot."""\n'
+       + R56.read_text(encoding="utf-8").split('"""', 2)[2].lstrip("\n"))
 
 GNN_FRESH = GNN.replace("        HISTORY_INIT\n", "").replace("HISTORY_START", "outputs = [x]")
 GNN_KEPT = GNN.replace("HISTORY_INIT", "self.history = []").replace(
@@ -223,16 +165,7 @@ def test_the_fix_of_a_stored_tensor_detaches_it_and_trains(tmp_path: Path) -> No
 def test_a_write_through_a_local_name_changes_the_attribute() -> None:
     """The model itself: after `voltages = self.voltages` and `voltages[ts] = out`, the module's tensor
     holds the written graph (before the alias, a fresh tensor without nodes)."""
-    held: list[Value] = []
-
-    class Watching(Program):
-        def _exec_statement(self, statement: cst.CSTNode, state: State, frame: Frame) -> None:
-            super()._exec_statement(statement, state, frame)
-            if frame.function is not None and frame.function.qualname == "Net.forward" \
-                    and self.code_of(statement).strip().startswith("return voltages"):
-                held.append(self.eval(cst.parse_expression("self.voltages"), state.copy(), frame))
-
-    Watching(cst.parse_module(SNN_KEPT), frozenset()).run()
+    held = values_after(SNN_KEPT, "return voltages", "self.voltages", function="Net.forward")
     assert held and all(value.nodes for value in held)
 
 

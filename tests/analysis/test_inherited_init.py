@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixture_support import run_programs
+from fixture_support import error_lines, run_programs
 
-from gradguard.analysis import analyze
 
 LAYERS = '''"""Bijections of a small normalizing flow."""
 import torch
@@ -105,17 +104,11 @@ def _program(tmp_path: Path, name: str, value: str, proxy: str = "super()") -> P
     return folder / "flow.py"
 
 
-def _errors(script: Path) -> list[tuple[str, str]]:
-    source = script.read_text(encoding="utf-8")
-    lines = source.splitlines()
-    return [(d.code, lines[d.span.start.row - 1].strip()) for d in analyze(source, path=str(script))
-            if d.severity.name == "ERROR"]
-
-
 def test_a_base_class_init_run_through_super(tmp_path: Path) -> None:
-    assert _errors(_program(tmp_path, "once", BUILT_ONCE)) == [("GG006", "loss.backward()")]
-    assert _errors(_program(tmp_path, "named", BUILT_ONCE, "super(RealNVP, self)")) == [("GG006", "loss.backward()")]
-    assert _errors(_program(tmp_path, "leaf", A_LEAF)) == []
+    assert error_lines(_program(tmp_path, "once", BUILT_ONCE)) == [("GG006", "loss.backward()")]
+    named = _program(tmp_path, "named", BUILT_ONCE, "super(RealNVP, self)")
+    assert error_lines(named) == [("GG006", "loss.backward()")]
+    assert error_lines(_program(tmp_path, "leaf", A_LEAF)) == []
 
 
 def test_the_programs_behave_under_torch(tmp_path: Path) -> None:

@@ -11,9 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import libcst as cst
-from fixture_support import run_programs
+from fixture_support import error_lines, run_programs
 
-from gradguard.analysis import analyze
 from gradguard.analysis.state import ClassInfo
 from gradguard.analysis.values import FRESH, Kind, Value, join, members, same
 
@@ -107,17 +106,10 @@ def _program(tmp_path: Path, name: str, carry: str, swapped: bool = False) -> Pa
     return folder / "train.py"
 
 
-def _errors(script: Path) -> list[tuple[str, str]]:
-    source = script.read_text(encoding="utf-8")
-    lines = source.splitlines()
-    return [(d.code, lines[d.span.start.row - 1].strip()) for d in analyze(source, path=str(script))
-            if d.severity.name == "ERROR"]
-
-
 def test_a_model_picked_by_name_is_each_class_it_may_be(tmp_path: Path) -> None:
     for swapped in (False, True):
-        assert _errors(_program(tmp_path, f"carried_{swapped}", "", swapped)) == [("GG003", "loss.backward()")]
-        assert _errors(_program(tmp_path, f"detached_{swapped}", DETACHED, swapped)) == []
+        assert error_lines(_program(tmp_path, f"carried_{swapped}", "", swapped)) == [("GG003", "loss.backward()")]
+        assert error_lines(_program(tmp_path, f"detached_{swapped}", DETACHED, swapped)) == []
 
 
 def test_the_programs_behave_under_torch(tmp_path: Path) -> None:
