@@ -918,8 +918,7 @@ class CallEvaluation:
         if joined is None:
             state.dead = True
             return UNKNOWN
-        for slot in State.__slots__:
-            setattr(state, slot, getattr(joined, slot))
+        self.adopt(state, joined)
         value: Value | None = None
         for result in results:
             value = join(value, result)
