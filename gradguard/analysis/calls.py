@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import lru_cache
 
 import libcst as cst
 
@@ -1508,12 +1509,14 @@ def _may_hand_a_loss(method: str, call: cst.Call) -> bool:
 
 
 
-def _class_level_names(node: cst.ClassDef) -> set[str]:
-    """The names a class body binds at its own level (`s0 = env.s0`, `state_shape: tuple = ...`)."""
+@lru_cache(maxsize=1024)
+def _class_level_names(node: cst.ClassDef) -> frozenset[str]:
+    """The names a class body binds at its own level (`s0 = env.s0`, `state_shape: tuple = ...`);
+    cached by node (syntax nodes never change), as `lacks` asks at every call on such an object."""
     found: set[str] = set()
     for statement in node.body.body:
         for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
                 [small.target] if isinstance(small, cst.AnnAssign) else []
             found.update(t.value for t in targets if isinstance(t, cst.Name))
-    return found
+    return frozenset(found)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import lru_cache
 
 import libcst as cst
 
@@ -65,10 +66,10 @@ from gradguard.analysis.values import (
     add_item,
     an_object,
     add_item_shape,
-    join,
-    members,
     bare,
+    join,
     known_objects,
+    members,
     node_id,
     old,
     opaque_object,
@@ -2128,8 +2129,10 @@ def _self_assignments(node: cst.CSTNode) -> set[str]:
     return found
 
 
+@lru_cache(maxsize=1024)
 def _self_constructions(node: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
-    """For each `self.X = Callee(...)` in a class's methods, X and the callee called."""
+    """For each `self.X = Callee(...)` in a class's methods, X and the callee called (cached by
+    node: one walk of a class however many of its attributes are asked about; not to be modified)."""
     found: dict[str, list[cst.BaseExpression]] = {}
 
     class Finder(cst.CSTVisitor):
