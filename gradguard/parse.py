@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import ast
+import collections.abc
 import dataclasses
+import inspect
 import re
+import textwrap
 import threading
+import typing
 import warnings
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -67,14 +71,136 @@ def parent_map(root: cst.CSTNode) -> dict[cst.CSTNode, cst.CSTNode]:
 
 
 def nodes_of(root: cst.CSTNode, kind: type[_Node]) -> Iterator[_Node]:
-    """The nodes of type `kind` in the tree under `root`, `root` included (what `libcst.matchers.findall`
-    finds for `kind()`, without importing the matchers: their module alone takes ~0.2 s to import)."""
+    """The nodes of type `kind` in the tree under `root`, `root` included, in source order (what
+    `libcst.matchers.findall` finds for `kind()`, without importing the matchers: their module alone
+    takes ~0.2 s to import)."""
     stack = [root]
     while stack:
         node = stack.pop()
         if isinstance(node, kind):
             yield node
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(_syntax_children(node)))
+
+
+# Layout only: no analysis asks about it, and it is about half of a tree's nodes.
+_LAYOUT = (
+    cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline, cst.Comment,
+)
+
+
+@cache
+def _visit_order(kind: type[cst.CSTNode]) -> tuple[str, ...]:
+    """The fields of a node type in the order libcst's visitors visit them (source order), read from
+    its `_visit_and_replace_children`; the dataclass's field order where that code cannot be read."""
+    try:
+        source = textwrap.dedent(inspect.getsource(kind._visit_and_replace_children))
+        calls = [
+            node for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("visit_")
+            and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+        ]
+    except (OSError, TypeError, SyntaxError):
+        return _node_fields(kind)
+    calls.sort(key=lambda call: (call.lineno, call.col_offset))
+    order = tuple(dict.fromkeys(str(call.args[1].value) for call in calls))  # type: ignore[attr-defined]
+    return order or _node_fields(kind)
+
+
+def _classes_in(annotation: object) -> Iterator[object]:
+    arguments = typing.get_args(annotation)
+    if arguments:
+        for argument in arguments:
+            yield from _classes_in(argument)
+    else:
+        yield annotation
+
+
+def _is_layout(annotation: object) -> bool:
+    """A field's type admits only layout nodes (or None, or no node at all)."""
+    found = False
+    for item in _classes_in(annotation):
+        if item is type(None) or item is cst.MaybeSentinel:
+            continue
+        if not (isinstance(item, type) and issubclass(item, _LAYOUT)):
+            return False
+        found = True
+    return found
+
+
+_ONE, _MAYBE, _MANY = 0, 1, 2
+
+
+@cache
+def _child_fields(kind: type[cst.CSTNode]) -> tuple[tuple[str, int], ...]:
+    """The fields of `kind` that may hold syntax nodes, in visiting order, each with its shape."""
+    declared = {f.name: f.type for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
+    shaped: list[tuple[str, int]] = []
+    for name in _visit_order(kind):
+        annotation = declared.get(name)
+        if annotation is None or isinstance(annotation, str) or _is_layout(annotation):
+            shape = _MAYBE if annotation is None or isinstance(annotation, str) else -1
+        elif typing.get_origin(annotation) in (collections.abc.Sequence, list, tuple):
+            shape = _MANY
+        elif isinstance(annotation, type) and issubclass(annotation, cst.CSTNode):
+            shape = _ONE
+        else:
+            shape = _MAYBE
+        if shape >= 0:
+            shaped.append((name, shape))
+    return tuple(shaped)
+
+
+def _syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """A node's children in source order, without whitespace, empty lines and comments."""
+    found: list[cst.CSTNode] = []
+    for name, shape in _child_fields(type(node)):
+        value = getattr(node, name)
+        if shape == _ONE:
+            found.append(value)
+        elif shape == _MANY:
+            found.extend(value)
+        elif isinstance(value, cst.CSTNode):
+            if not isinstance(value, _LAYOUT):
+                found.append(value)
+        elif isinstance(value, (tuple, list)):
+            found.extend(item for item in value if isinstance(item, cst.CSTNode) and not isinstance(item, _LAYOUT))
+    return found
+
+
+_Hooks = tuple[Callable[..., object] | None, Callable[..., object] | None]
+
+
+@cache
+def _hooks(visitor: type[cst.CSTVisitor], kind: type[cst.CSTNode]) -> _Hooks:
+    name = kind.__name__
+    return getattr(visitor, f"visit_{name}", None), getattr(visitor, f"leave_{name}", None)
+
+
+def walk(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """What `root.visit(visitor)` does for a visitor that only reads the tree, in a fraction of the time:
+    the same `visit_*`/`leave_*` calls (and `on_visit`/`on_leave` where the visitor overrides them),
+    in the same order, except that whitespace, empty lines and comments are not visited. libcst's own
+    walk rebuilds every node it passes; this one only reads fields."""
+    custom = type(visitor).on_visit is not cst.CSTVisitor.on_visit or \
+        type(visitor).on_leave is not cst.CSTVisitor.on_leave
+    stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        if custom:
+            if leaving:
+                visitor.on_leave(node)
+                continue
+            descend = visitor.on_visit(node)
+        else:
+            enter, leave = _hooks(type(visitor), type(node))
+            if leaving:
+                if leave is not None:
+                    leave(visitor, node)
+                continue
+            descend = enter is None or enter(visitor, node) is not False
+        stack.append((node, True))
+        if descend:
+            stack.extend((child, False) for child in reversed(_syntax_children(node)))
 
 
 class ParseFailure(Exception):
@@ -171,3 +297,4 @@ def _describe(source: str, exc: cst.ParserSyntaxError) -> ParseFailure:
     except (RecursionError, MemoryError, ValueError):
         pass
     return ParseFailure("syntax error: libcst cannot parse this line", exc.raw_line, exc.raw_column + 1)
+

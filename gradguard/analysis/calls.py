@@ -61,6 +61,7 @@ from gradguard.analysis.values import (
     owners_in,
     requires_grad,
 )
+from gradguard.parse import walk
 
 Args = list[tuple[cst.BaseExpression | None, Value]]
 
@@ -1419,7 +1420,7 @@ def grad_resets_in(node: cst.CSTNode) -> frozenset[str]:
                 if text is not None:
                     found.add(text)
 
-    node.visit(Finder())
+    walk(node, Finder())
     return frozenset(found)
 
 
@@ -1489,7 +1490,7 @@ def _reads_gradients(node: cst.CSTNode) -> bool:
             nonlocal found
             found = found or attribute.attr.value == GRADIENT
 
-    node.visit(Finder())
+    walk(node, Finder())
     return found
 
 

@@ -34,6 +34,7 @@ from gradguard.analysis.values import (
     of_parameters,
 )
 from gradguard.model import Note, Span
+from gradguard.parse import walk
 
 
 def facts_of(program: Program, source: str) -> FileFacts:
@@ -303,10 +304,10 @@ def _mentions(expr: cst.CSTNode, holder_text: str) -> bool:
             if _text(node) == holder_text:
                 found = True
                 return False
-            node.value.visit(self)  # the attribute's own name (`model.posterior`) is no read of it
+            walk(node.value, self)  # the attribute's own name (`model.posterior`) is no read of it
             return False
 
-    expr.visit(Finder())
+    walk(expr, Finder())
     return found
 
 
@@ -750,7 +751,7 @@ def _picked_from(program: Program, read: Read) -> bool:
                 fact = api.lookup(canonical(name)) if name is not None else None
                 found = found or (fact is not None and fact.picks)
 
-    read.statement.visit(Finder())
+    walk(read.statement, Finder())
     return found
 
 

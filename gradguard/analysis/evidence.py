@@ -16,6 +16,7 @@ from gradguard.analysis import api
 from gradguard.analysis import knowledge as K
 from gradguard.analysis.api import Receiver, Returns
 from gradguard.analysis.names import canonical, dotted, qualify
+from gradguard.parse import walk
 
 
 class Role(Enum):
@@ -30,7 +31,7 @@ class Role(Enum):
 def roles_in(body: cst.CSTNode, imports: dict[str, str]) -> dict[str, Role]:
     """The role of each name or attribute chain (`model`, `self.model`) the code uses in one."""
     finder = _Uses()
-    body.visit(finder)
+    walk(body, finder)
     roles: dict[str, Role] = {}
     for name in finder.iterated:
         roles[name] = Role.DATA

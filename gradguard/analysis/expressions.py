@@ -45,7 +45,7 @@ from gradguard.analysis.scopes import (
 )
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, HeapKey, State, heap_owner
 from gradguard.analysis.summaries import Entry, Recorder, Summaries, Summary, apply_entry
-from gradguard.parse import nodes_of
+from gradguard.parse import nodes_of, walk
 from gradguard.analysis.values import (
     DATA,
     FRESH,
@@ -2125,7 +2125,7 @@ def _self_assignments(node: cst.CSTNode) -> set[str]:
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
             target(node.target)
 
-    node.visit(Finder())
+    walk(node, Finder())
     return found
 
 
@@ -2144,7 +2144,7 @@ def _self_constructions(node: cst.CSTNode) -> dict[str, list[cst.BaseExpression]
                     and target.value.value == "self":
                 found.setdefault(target.attr.value, []).append(node.value.func)
 
-    node.visit(Finder())
+    walk(node, Finder())
     return found
 
 

@@ -60,7 +60,7 @@ from gradguard.analysis.values import (
     members,
     known_objects,
 )
-from gradguard.parse import nodes_of
+from gradguard.parse import nodes_of, walk
 
 # Passes after which a loop's states are compared widened (every earlier generation of the
 # loop's own sites folded into one: a pass that would only age them changes nothing), and the
@@ -1788,7 +1788,7 @@ def _assignment_targets(statement: cst.CSTNode) -> list[cst.BaseExpression]:
         def visit_Lambda(self, node: cst.Lambda) -> bool:
             return False
 
-    statement.visit(Targets())
+    walk(statement, Targets())
     flat: list[cst.BaseExpression] = []
     for target in found:
         if isinstance(target, (cst.Tuple, cst.List)):

@@ -17,7 +17,7 @@ from gradguard.analysis.names import canonical, import_bindings, qualify, star_i
 from gradguard.analysis.project import ModuleInfo, Project
 from gradguard.analysis.state import ClassInfo, Frame, FunctionInfo, State
 from gradguard.analysis.values import CallInfo, CallKind, Kind, Value
-from gradguard.parse import nodes_of
+from gradguard.parse import nodes_of, walk
 
 
 def module_imports(module: cst.Module) -> dict[str, str]:
@@ -363,7 +363,7 @@ def _calls_anything(node: cst.CSTNode) -> bool:
             return False
 
     finder = Finder()
-    node.visit(finder)
+    walk(node, finder)
     return finder.found
 
 

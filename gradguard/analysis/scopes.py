@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradguard.analysis.names import dotted
+from gradguard.parse import walk
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ def checked_locals(scope: cst.Module | cst.FunctionDef) -> Bindings:
     collector = _Bindings()
     body = scope.body if isinstance(scope, cst.Module) else scope.body.body
     for statement in body:
-        statement.visit(collector)
+        walk(statement, collector)
     if isinstance(scope, cst.FunctionDef):
         params = scope.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -197,7 +198,7 @@ def assigned_in(node: cst.CSTNode) -> frozenset[str]:
             if n.asname is not None:
                 targets(n.asname.name)
 
-    node.visit(Finder())
+    walk(node, Finder())
     return frozenset(found)
 
 
@@ -286,5 +287,5 @@ def slots_of_counter(body: cst.BaseSuite, counter: str) -> frozenset[str]:
         def visit_Name(self, node: cst.Name) -> None:
             named[node.value] = named.get(node.value, 0) + 1
 
-    body.visit(Finder())
+    walk(body, Finder())
     return frozenset(name for name, count in slotted.items() if named.get(name) == count and name != counter)

@@ -28,6 +28,7 @@ import libcst as cst
 from gradguard.analysis.conditions import EQUALITY, FLAG_ATOM, Atom, Membership
 from gradguard.analysis.state import HeapKey, State, invalidated
 from gradguard.analysis.values import GENERATIONS, Origin, Value
+from gradguard.parse import walk
 
 # How many summaries are kept per call site (the most recent first out).
 MAX_PER_SITE = 8
@@ -365,7 +366,7 @@ class Summaries:
                 def visit_Name(self, node: cst.Name) -> None:
                     names.add(node.value)
 
-            function.visit(Names())
+            walk(function, Names())
             found = self._mentioned[function] = frozenset(names)
         return found
 
