@@ -1427,10 +1427,13 @@ class Interpreter(Evaluator):
             for recorder in self.recorders:
                 recorder.absorb(summary.recorder)
             self.last_returns = []
+            for key, atom in summary.splits.items():
+                self.split_atoms.setdefault(key, atom)
             return self.summaries.replay(summary, state, self)
         started = self.summaries.begin(args, kwargs, self_value, state, info.nested)
         first_atom = self.atom_seq
         recorded = self._recorded()
+        splits = dict(self.split_atoms)
         recorder = Recorder(depth=len(state.frames))
         entry_assume = dict(state.assume)
         for outer in self.recorders:
@@ -1446,16 +1449,18 @@ class Interpreter(Evaluator):
             restore_shadowed(state, entry_assume, recorder)
         if self.atom_seq != first_atom:
             forget_private_objects(state, first_atom, [result, *([self_value] if self_value is not None else [])])
-        if self._recorded() == recorded:
+        # A flag of an object the run's paths disagreed on is no record: the summary notes it again.
+        if self._recorded() == recorded and all(self.split_atoms.get(key) is atom for key, atom in splits.items()):
             kept = self.summaries.keep(site, started, state, result, recorder)
             if kept is not None:
                 kept.origins = self.origins_made(kept.ran, state)
+                kept.splits = {key: atom for key, atom in self.split_atoms.items() if key not in splits}
         return result
 
     def _recorded(self) -> tuple[object, ...]:
         """How much the analysis has recorded for the statement running (a call that recorded
         something is run again, never summarised)."""
-        return (self.frees, len(self.split_atoms), len(self.freeing_arms), len(self.incomplete),
+        return (self.frees, len(self.freeing_arms), len(self.incomplete),
                 len(self.conflicts), len(self.accumulations), self.last_backward, len(self.backwarded),
                 len(self.retains), len(self.framework_calls), len(self.optimizer_owners))
 

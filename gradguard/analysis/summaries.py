@@ -310,6 +310,10 @@ class Summary:
     journal: list[Entry] = field(default_factory=list)
     # Per site it ran: how the nodes it made came to be, by generation (`Evaluator.origins`).
     origins: dict[int, list[tuple[int, Origin]]] = field(default_factory=dict)
+    # Freed nodes nothing held that the run forgot (`State.join_all`), as numbered before it.
+    collected: frozenset[int] = frozenset()
+    # Flags of objects its paths disagreed on (`Interpreter.note_splits`), noted again at each replay.
+    splits: dict[str, Atom] = field(default_factory=dict)
 
 
 def _argument_key(args: list[tuple[Any, Value]], kwargs: dict[str, Value], self_value: Value | None) -> tuple:
@@ -386,6 +390,11 @@ class Summaries:
             state.rename_sites(summary.ran)
         for site, more in summary.ran.items():
             state.epochs[site] = now.get(site, 0) + more
+        if summary.collected:
+            held = state.held_nodes()
+            for node in summary.collected:
+                if node not in held:
+                    state.freed.pop(node, None)
         for key, (value, defs) in summary.stored.items():
             state.heap[key] = value
             if defs is None:
@@ -419,6 +428,13 @@ class Summaries:
                   if not exactly(aged.heap.get(key, _MISSING), value)}
         if any(_holds_nodes(value) for value, _ in stored.values()) or not before.heap.keys() <= state.heap.keys():
             return None
+        # A join inside the run forgets freed nodes that nothing holds any more, of any site: no
+        # effect of the call, and a replay forgets them too where nothing holds them.
+        collected = frozenset(aged.freed.keys() - after.freed.keys())
+        if collected:
+            if collected & state.held_nodes():
+                return None
+            after.freed.update((node, aged.freed[node]) for node in collected)
         for key in stored:
             # What the summary replays is compared no further.
             for mine, theirs in ((after.heap, aged.heap), (after.hdefs, aged.hdefs)):
@@ -434,7 +450,7 @@ class Summaries:
         view = View(recorder, closure, mentioned if closure else None, frozenset(ran),
                     mentioned if recorder.functions else None)
         summary = Summary(arguments, view, before.project(view), recorder, result, ran, stored, epochs,
-                          recorder.journal)
+                          recorder.journal, collected=collected)
         kept.insert(0, summary)
         del kept[MAX_PER_SITE:]
         return summary

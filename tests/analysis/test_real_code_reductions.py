@@ -22,9 +22,6 @@ OPEN: dict[str, str] = {
     "modulo the cycle length: after the last generator step (`idx % n < g`), the next iteration is the "
     "first student step (`idx % n == g`), which recomputes the teacher's outputs without grad; the model "
     "takes the residues of consecutive iterations as independent",
-    "r50_image_target_loaded_through_a_dataset_attribute": "a regression target of image pixels loaded "
-    "through a dataset's `self.transform(path)`, three datasets through one evaluation function: the "
-    "target is taken to carry a graph that a `torch.autograd.grad` freed",
     "r54_per_model_sums_with_the_neighbours_detached_by_a_table_test": "each subdomain model's loss keeps "
     "only its own graph, the neighbours detached by a test over a table (`im2 == im`), one backward and "
     "one step per model: the detaching test is not tied to the model being trained",
