@@ -1384,14 +1384,6 @@ class Evaluator(CallEvaluation, AutogradEvents):
         return False
 
     @staticmethod
-    def note_grads_read(state: State) -> None:
-        """Gradients are read: every graph freed so far was freed by a backward whose result the
-        program then used."""
-        for node, why in list(state.freed.items()):
-            if not why.grads_read:
-                state.freed[node] = replace(why, grads_read=True)
-
-    @staticmethod
     def _adopt_effects(state: State, scratch: State) -> None:
         state.heap = scratch.heap
         state.hdefs = scratch.hdefs
@@ -1488,8 +1480,10 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 kept = state.heap.get(key)  # type: ignore[call-overload]
             if kept is not None:
                 return kept
-        if name == GRADIENT and state.freed and not self.only_shown(expr, state, frame):
-            self.note_grads_read(state)
+        if name == GRADIENT and not self.only_shown(expr, state, frame):
+            for recorder in self.recorders:
+                recorder.reads_grads = True
+            state.note_grads_read()
         if name in ("data", GRADIENT, "shape", "dtype", "device", "requires_grad", "is_leaf", "ndim"):
             return FRESH if name in ("data", "grad") else SCALAR
         if owner.kind in (Kind.TENSOR, Kind.UNKNOWN) and (owner.nodes or owner.grad):

@@ -159,6 +159,13 @@ class State:
                     result.freed[node] = replace(why, weak=weak, aged=aged and weak)
         return result
 
+    def note_grads_read(self) -> None:
+        """Gradients are read: every graph freed so far was freed by a backward whose result the
+        program then used."""
+        for node, why in list(self.freed.items()):
+            if not why.grads_read:
+                self.freed[node] = replace(why, grads_read=True)
+
     def held_nodes(self) -> set[int]:
         """Every node some variable or attribute of this state holds a value behind."""
         nodes: set[int] = set()

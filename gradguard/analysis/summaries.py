@@ -124,6 +124,8 @@ class Recorder:
     heap_keys: set[HeapKey] = field(default_factory=set)
     heap_owners: set[str] = field(default_factory=set)
     heap_scans: set[tuple[str, str]] = field(default_factory=set)
+    # It read gradients (`p.grad`): every graph freed before is one whose gradients were used.
+    reads_grads: bool = False
     # How many frames the caller's state had: variables bound in deeper ones are the call's own.
     depth: int = 0
     # The facts recorded by evaluation count, in order (`Entry`).
@@ -140,6 +142,7 @@ class Recorder:
         self.heap_keys |= other.heap_keys
         self.heap_owners |= other.heap_owners
         self.heap_scans |= other.heap_scans
+        self.reads_grads |= other.reads_grads
 
     def touches(self, key: HeapKey) -> bool:
         """Whether the run read or wrote this heap entry (or could have: a scan that covers it)."""
@@ -390,6 +393,8 @@ class Summaries:
             state.rename_sites(summary.ran)
         for site, more in summary.ran.items():
             state.epochs[site] = now.get(site, 0) + more
+        if summary.recorder.reads_grads:
+            state.note_grads_read()
         if summary.collected:
             held = state.held_nodes()
             for node in summary.collected:
@@ -424,8 +429,9 @@ class Summaries:
         # What the caller's state would be if the run had only evaluated its sites.
         aged = before.aged(ran)
         after = Inputs.of(state)
+        # Attributes it set: to another value, or to the same one by another assignment.
         stored = {key: (value, state.hdefs.get(key)) for key, value in state.heap.items()
-                  if not exactly(aged.heap.get(key, _MISSING), value)}
+                  if not exactly(aged.heap.get(key, _MISSING), value) or aged.hdefs.get(key) != state.hdefs.get(key)}
         if any(_holds_nodes(value) for value, _ in stored.values()) or not before.heap.keys() <= state.heap.keys():
             return None
         # A join inside the run forgets freed nodes that nothing holds any more, of any site: no
@@ -435,6 +441,12 @@ class Summaries:
             if collected & state.held_nodes():
                 return None
             after.freed.update((node, aged.freed[node]) for node in collected)
+        if recorder.reads_grads:
+            # A logging helper's `p.grad`: every freed record says so after the run, and after a replay.
+            if after.freed != {node: why if why.grads_read else replace(why, grads_read=True)
+                               for node, why in aged.freed.items()}:
+                return None
+            after.freed = aged.freed
         for key in stored:
             # What the summary replays is compared no further.
             for mine, theirs in ((after.heap, aged.heap), (after.hdefs, aged.hdefs)):

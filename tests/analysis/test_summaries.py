@@ -510,3 +510,68 @@ def test_a_loss_helper_whose_paths_disagree_on_its_settings_is_summarised(
     assert found, "the loss helper was analysed again at every call"
     _disabled(monkeypatch)
     assert [(d.span.start.row, d.code, d.message) for d in analyze(source)] == with_summaries
+
+
+_GRAD_LOGGING = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class AverageMeter:
+    def __init__(self):
+        self.val = 0.0
+        self.sum = 0.0
+        self.count = 0
+
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val * n
+        self.count += n
+
+
+def log_grad_norm(model, history, step):
+    for name, param in model.named_parameters():
+        if param.grad is not None:
+            history.append((step, name, param.grad.detach().norm().item()))
+
+
+def train(model, loader, optimizer, args):
+    meter = AverageMeter()
+    history = []
+    step = 0
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            out = model(x)
+            loss = F.cross_entropy(out, y)
+            optimizer.zero_grad()
+            loss.backward()
+            if step % args.log_every == 0:
+                log_grad_norm(model, history, step)
+            SECOND
+            optimizer.step()
+            meter.update(loss.item(), x.size(0))
+            step += 1
+"""
+
+
+@pytest.mark.parametrize(("second", "expected"), [("pass", []), ("out.sum().backward()", ["GG002"])])
+def test_a_helper_that_reads_gradients_or_updates_a_meter_is_summarised(
+        monkeypatch: pytest.MonkeyPatch, second: str, expected: list[str]) -> None:
+    # Reading `p.grad` marks every freed graph as one whose gradients were used (which fix fits), and
+    # `self.count += n` sets an attribute to a value like the one it had: both are replayed, not a
+    # reason to analyse the helper again at every call.
+    found: set[str] = set()
+    original = Summaries.replay
+
+    def replay(summary: summaries.Summary, state: State, tables: summaries.ReplayTarget | None = None) -> Value:
+        found.update(function.name.value for function in summary.recorder.functions)  # type: ignore[attr-defined]
+        return original(summary, state, tables)
+
+    monkeypatch.setattr(Summaries, "replay", staticmethod(replay))
+    source = textwrap.dedent(_GRAD_LOGGING).replace("SECOND", second)
+    with_summaries = [(d.span.start.row, d.code, d.message, d.fix) for d in analyze(source)]
+    assert [code for _, code, _, _ in with_summaries] == expected
+    assert {"log_grad_norm", "update"} <= found, "the helpers were analysed again at every call"
+    _disabled(monkeypatch)
+    assert [(d.span.start.row, d.code, d.message, d.fix) for d in analyze(source)] == with_summaries
