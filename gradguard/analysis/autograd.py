@@ -17,6 +17,7 @@ from gradguard.analysis.state import OPAQUE, STEPPED_SINCE, ClassInfo, Frame, St
 from gradguard.analysis.values import (
     FRESH,
     GENERATIONS,
+    PARAMETER_READ,
     UNKNOWN,
     CallInfo,
     CallKind,
@@ -26,6 +27,7 @@ from gradguard.analysis.values import (
     Read,
     Value,
     generation_of,
+    node_id,
     owner_group,
     owners_in,
     stamps_of,
@@ -587,6 +589,8 @@ class AutogradEvents:
         # Whose parameters an optimizer of unknown modules updates: those the last backward
         # before its step went through (a step follows the backward that filled its gradients).
         unknown = owner.startswith("?") or not isinstance(optimizer.ref, str)
+        if not unknown:
+            self.known_steps.add(call)
         # ... and, beyond those nodes, every call of the modules they came from (`critic(...)` in the
         # policy loss, when the critic's loss was the last backward).
         filled = {label for label in map(self._module_label(state), self.last_backward) if label} \
@@ -613,6 +617,8 @@ class AutogradEvents:
                     touched.append(node)
             elif any(owns(n, owners) for n in names):
                 touched.append(node)
+        if not unknown:
+            touched.extend(self._parameters_read_of(names, state))
         if not touched:
             return
         step = Freed(stepping, names, conditions=tuple(frame.conditions),
@@ -620,6 +626,28 @@ class AutogradEvents:
         self.frees += 1
         for node in touched:
             state.freed[node] = step
+
+    def _parameters_read_of(self, names: frozenset[str], state: State) -> list[int]:
+        """The nodes still alive that kept a parameter of a stepped module, or of a module inside
+        it, read directly rather than by calling the module (`Evaluator.parameter_read`)."""
+        modules = [held for name in names if (held := self.owner_objects.get(name)) is not None
+                   and held.kind is Kind.INSTANCE and isinstance(held.ref, ClassInfo)]
+        if not modules or not self.saved_by:
+            return []
+        marks: set[tuple[int, int]] = set()
+        for module in modules:
+            for inner in self.submodules_of(module, state, deep=True).elems or (module,):
+                if inner.kind is Kind.INSTANCE and isinstance(inner.ref, ClassInfo):
+                    marks |= self.saved_by.get((heap_owner(inner), PARAMETER_READ), set())
+        held = state.held_nodes()
+        touched = []
+        for site, count in marks:
+            generation = state.epochs.get(site, 0) - count
+            if 0 <= generation < GENERATIONS - 1:  # the summary generation stands for many: no evidence
+                node = node_id(site, generation)
+                if node in held and node not in state.freed:
+                    touched.append(node)
+        return touched
 
     def _module_label(self, state: State) -> Callable[[int], str | None]:
         """For a node, the label of the module call that made it, if it was one."""

@@ -58,7 +58,7 @@ def facts_of(program: Program, source: str) -> FileFacts:
             # iteration): the program stops there, before a freed graph later iterations would reach.
             continue
         facts.conflicts.append(_conflict(program, met, facts))
-    facts.conflicts = _without_guessed_owners(facts.conflicts)
+    facts.conflicts = _without_guessed_owners(facts.conflicts, program.known_steps)
     facts.needless_retains.extend(_needless_retains(program))
     facts.kept_alive.extend(_kept_alive(program))
     facts.lightning_backward.extend(program.framework_calls)
@@ -116,15 +116,18 @@ def _known(met: Met) -> tuple[int, bool]:
     return _shape_known(met), bool(met.why.stepped) and not guessed(met.why.stepped)
 
 
-def _without_guessed_owners(conflicts: list[Conflict]) -> list[Conflict]:
+def _without_guessed_owners(conflicts: list[Conflict], known_steps: set[cst.CSTNode]) -> list[Conflict]:
     """An in-place conflict that rests on a guess of what an optimizer of unknown modules updates
     yields to another finding at the same call made without that guess (the entry analysis of
-    `train(policy, old_policy, optimizer)` guesses; the program's own call of it knows)."""
+    `train(policy, old_policy, optimizer)` guesses; the program's own call of it knows), and to the
+    run of the same step where its optimizer's modules were known and which met no such conflict
+    (the program's `main()` calls `update(actor, log_alpha, ...)` with the objects it built)."""
     def on_guess(conflict: Conflict) -> bool:
         return conflict.cause is Cause.STEPPED and guessed(conflict.stepped)
 
     known = {id(c.failing.node) for c in conflicts if not on_guess(c)}
-    return [c for c in conflicts if not (on_guess(c) and id(c.failing.node) in known)]
+    return [c for c in conflicts if not (on_guess(c) and (id(c.failing.node) in known
+                                                          or c.freed_by.node in known_steps))]
 
 
 def _at_local_call(program: Program, conflict: Conflict) -> Conflict:

@@ -52,6 +52,7 @@ from gradguard.analysis.values import (
     GENERATIONS,
     MAX_UNROLLED,
     NONE,
+    PARAMETER_READ,
     SCALAR,
     UNKNOWN,
     UNSURE_MODULE,
@@ -142,6 +143,8 @@ class Evaluator(CallEvaluation, AutogradEvents):
         # Backward calls reached with a tensor the model knows carries no graph (it would raise
         # "element 0 of tensors does not require grad"): a fix must not bring one about.
         self.graphless_backwards: set[cst.CSTNode] = set()
+        # Optimizer step calls run where the optimizer's modules were known (`optimizer_step`).
+        self.known_steps: set[cst.CSTNode] = set()
         self.backward_holders: set[tuple[str, ...]] = set()
         self.appended_holders: set[tuple[str, ...]] = set()
         self.reset_holders: set[tuple[str, ...]] = set()
@@ -1629,7 +1632,9 @@ class Evaluator(CallEvaluation, AutogradEvents):
             operands = [(expr, rename(value, site)) for expr, value in operands]
         state.epochs[site] = epoch + 1
         if saves and saves_operands:
-            self.note_saved(operands[1:] if in_place else operands, site, source, state, frame)
+            # `x ** 2` keeps its base for its own gradient, whatever the exponent.
+            base = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power)
+            self.note_saved(operands[1:] if in_place else operands, site, source, state, frame, base)
         if keeps_result:
             count = state.epochs[site]
             self.note_evaluation(("made", (site, count), site, count))
@@ -1660,15 +1665,18 @@ class Evaluator(CallEvaluation, AutogradEvents):
         return Value(Kind.TENSOR, nodes, frozenset({current}), True,
                      label=labels.pop() if len(labels) == 1 and not source else None)
 
-    def note_saved(self, operands: Args, site: int, source: bool, state: State, frame: Frame) -> None:
+    def note_saved(self, operands: Args, site: int, source: bool, state: State, frame: Frame,
+                   base: bool = False) -> None:
         """The tensors a new node of `site` keeps for its backward (an operand is kept when another
-        one requires grad; a module keeps its inputs for its parameters' gradients), by the place
-        they are held: an in-place write there later changes them under the node (`modified_in_place`)."""
+        one requires grad; a module keeps its inputs for its parameters' gradients; with `base`, the
+        first operand is kept for its own), by the place they are held: an in-place write there later
+        changes them under the node (`modified_in_place`)."""
         needs = [requires_grad(v) for _, v in operands]
         count = state.epochs.get(site, 0)
         for index, (expr, value) in enumerate(operands):
             if value.kind not in (Kind.TENSOR, Kind.UNKNOWN) \
-                    or not (source or any(n for j, n in enumerate(needs) if j != index)):
+                    or not (source or (base and index == 0 and needs[0])
+                            or any(n for j, n in enumerate(needs) if j != index)):
                 continue
             made = self.made_root(value, state)
             if made is not None:
@@ -1678,6 +1686,30 @@ class Evaluator(CallEvaluation, AutogradEvents):
             holder = self.holder_of(viewed_base(expr), state, frame)
             if holder is not None:
                 self.note_evaluation(("by", scoped_key(holder, frame), site, count))
+            kept = self.parameter_read(expr, value, state, frame)
+            if kept is not None:
+                self.note_evaluation(("by", kept, site, count))
+
+    def parameter_read(self, expr: cst.BaseExpression, value: Value, state: State,
+                       frame: Frame) -> tuple[str, str] | None:
+        """Where an operand that is a project module's own parameter, read directly (`scale.log_alpha`,
+        or `log_alpha()` whose forward returns it), is noted as kept: an optimizer step over the
+        module's parameters changes it under the node that saved it (`optimizer_step`)."""
+        if value.kind is not Kind.TENSOR or not value.grad or value.nodes:
+            return None
+        if isinstance(expr, cst.Attribute):
+            module = self.peek(expr.value, state, frame)
+        elif isinstance(expr, cst.Call) and not expr.args:
+            module = self.peek(expr.func, state, frame)
+        else:
+            return None
+        if module is None or module.kind is not Kind.INSTANCE or not isinstance(module.ref, ClassInfo) \
+                or not module.ref.is_module:
+            return None
+        owner = heap_owner(module)
+        if not any(held is value for key, held in state.heap.items() if key[0] == owner):
+            return None
+        return (owner, PARAMETER_READ)
 
     def made_root(self, value: Value, state: State) -> tuple[int, int] | None:
         """The evaluation that made the tensor whose storage a tensor value is, seen through views:

@@ -535,6 +535,9 @@ class Holder:
 
 # The heap attribute of a module's parameters: the graph in-place writes outside no_grad gave them.
 PARAMETERS = "<parameters>"
+# The heap attribute under which ops that kept one of a module's own parameters, read directly, are
+# noted (`Evaluator.parameter_read`).
+PARAMETER_READ = "<parameter read>"
 
 
 def of_parameters(holder: Holder) -> bool:
