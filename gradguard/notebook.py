@@ -151,6 +151,10 @@ def python_lines(source: str) -> list[str]:
         if name not in PYTHON_CELL_MAGICS:
             return ["\n"] * len(lines)
         lines[first] = ""
+    # IPython removes the first line's indentation from every line that starts with it (` !pip install
+    # x` alone in a cell runs): the stand-ins of IPython-only lines lose it too. Python lines keep theirs,
+    # so that columns stay as they are.
+    lead = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))]
     out: list[str] = []
     continued = False
     for line in lines:
@@ -161,7 +165,7 @@ def python_lines(source: str) -> list[str]:
         replaced = _replace_ipython(line)
         if replaced is not None:
             continued = line.endswith("\\")
-            line = replaced
+            line = replaced[len(lead):] if lead and replaced.startswith(lead) else replaced
         out.append(line + "\n")
     return out
 

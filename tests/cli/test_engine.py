@@ -223,6 +223,14 @@ def test_a_magic_with_blanks_after_its_percent_sign_is_blanked() -> None:
         "pass\n", "import torch\n", "  pass\n"]
 
 
+def test_an_indented_shell_line_that_starts_its_cell_is_blanked_at_the_margin() -> None:
+    # jdtoscano94's PINN tutorials start with a cell ` ! pip install pyDOE`: IPython strips the first
+    # line's indentation from the cell's lines, so it runs.
+    assert python_lines(" ! pip install pyDOE\n") == ["pass\n"]
+    assert python_lines("  %matplotlib inline\n  !ls\nimport torch\n") == ["pass\n", "pass\n", "import torch\n"]
+    assert python_lines("for i in range(2):\n    !echo $i\n") == ["for i in range(2):\n", "    pass\n"]
+
+
 def test_line_continuation_of_a_magic_is_blanked() -> None:
     assert python_lines("!echo a \\\n  b\nx = 1\n") == ["pass\n", "\n", "x = 1\n"]
 
