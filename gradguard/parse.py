@@ -298,3 +298,17 @@ def _describe(source: str, exc: cst.ParserSyntaxError) -> ParseFailure:
         pass
     return ParseFailure("syntax error: libcst cannot parse this line", exc.raw_line, exc.raw_column + 1)
 
+
+
+def newlines_in(node: cst.CSTNode) -> int:
+    """How many line breaks the code of `node` holds (what `code_for_node(node).count("\\n")` says),
+    without generating the code, whose recursion a deeply nested expression overflows: each line ends
+    in a trailing whitespace or an empty line, and a string or a backslash continuation may hold more."""
+    count = 0
+    for inner in every_node(node):
+        kind = type(inner)
+        if kind is cst.TrailingWhitespace or kind is cst.EmptyLine:
+            count += 1
+        elif kind is cst.SimpleString or kind is cst.FormattedStringText or kind is cst.SimpleWhitespace:
+            count += inner.value.count("\n")  # type: ignore[attr-defined]
+    return count

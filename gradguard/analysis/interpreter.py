@@ -60,7 +60,7 @@ from gradguard.analysis.values import (
     members,
     known_objects,
 )
-from gradguard.parse import nodes_of, walk
+from gradguard.parse import newlines_in, nodes_of, walk
 
 # Passes after which a loop's states are compared widened (every earlier generation of the
 # loop's own sites folded into one: a pass that would only age them changes nothing), and the
@@ -126,7 +126,7 @@ class Interpreter(Evaluator):
         met, accumulated = set(self.conflicts), set(self.accumulations)
         self.steps = 0
         self.renamed.clear()
-        self.step_limit = self.max_steps + self.steps_per_line * self.code_of(statement).count("\n")
+        self.step_limit = self.max_steps + self.steps_per_line * newlines_in(statement)
         self.guarding = True
         try:
             return self.run_statement(statement, parts, frame, owner)

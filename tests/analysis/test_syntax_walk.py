@@ -10,7 +10,7 @@ import libcst as cst
 import pytest
 
 import gradguard
-from gradguard.parse import _LAYOUT, nodes_of, walk
+from gradguard.parse import _LAYOUT, newlines_in, nodes_of, walk
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted(
@@ -82,3 +82,18 @@ def test_nodes_of_lists_nodes_in_source_order() -> None:
     names = [name.value for name in nodes_of(module, cst.Name)]
     assert names == ["decorate", "first", "f", "a", "second", "x", "third", "fourth", "fifth",
                      "sixth", "seventh", "eighth", "ninth"]
+
+
+@pytest.mark.parametrize("path", SOURCES[::11], ids=lambda p: p.name)
+def test_newlines_in_counts_what_the_generated_code_holds(path: Path) -> None:
+    # The step budget of a statement grows with its lines; generating its code to count them
+    # overflows the recursion on an expression nested 2,000 deep (tests/reliability).
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    for statement in nodes_of(module, cst.BaseStatement):
+        assert newlines_in(statement) == module.code_for_node(statement).count("\n")
+
+
+def test_newlines_in_follows_continuations_and_strings() -> None:
+    source = 'x = 1 + \\\n    2\ny = """a\nb"""  # c\n\n# d\nz = (3,\n     4)\n'
+    module = cst.parse_module(source)
+    assert [newlines_in(s) for s in module.body] == [2, 2, 4]
