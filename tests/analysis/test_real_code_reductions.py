@@ -29,6 +29,23 @@ OPEN: dict[str, str] = {
     "`use_replay` (membership, equalities, a flag from them) are not kept together across the arms",
     "r58_gmvandeven_classifier_stream_replay_loss_arms": "the same, in the stream classifier's form",
     "r59_deq_memory_through_dataparallel_subclass_two_modes": "r48's belief in deq's two training modes",
+    "r60_trades_input_grad_leaves_the_natural_target_graph": "TRADES: `torch.autograd.grad` of the "
+    "attack's KL over the adversarial input runs none of the natural target's nodes, yet is taken to free "
+    "the graph the training loss later goes through (GG007)",
+    "r61_trades_l2_delta_stepped_by_its_own_optimizer": "TRADES' L2 attack steps `delta` (a leaf no saved "
+    "graph holds) with its own optimizer: taken to change what the natural target saved (false GG011); the "
+    "GG006 it keeps is true (the natural forward kept alive with retain_graph=True across the attack steps)",
+    "r62_losses_named_by_dict_zip_two_optimizers_two_arms": "pix2pixHD: losses named through "
+    "`dict(zip(names, losses))`, the generator's and the discriminator's taken to share a graph (GG002 in "
+    "both the AMP and the plain arm)",
+    "r63_popart_statistics_updated_in_place_without_grad": "PopArt's running statistics (requires_grad=False) "
+    "updated in place are taken as saved by the value loss's graph (GG011)",
+    "r64_attention_state_reset_at_the_first_decoder_step": "Tacotron's cumulative attention reset when "
+    "`t == 0` inside the decoder loop: taken as carried across training steps (GG003)",
+    "r65_rollout_namedtuple_rebuilt_by_a_reset_method": "A3C's rollout namedtuple rebuilt by a reset method "
+    "at the start of each rollout: taken as carrying the previous one's graph (GG003)",
+    "r66_acer_two_stage_backward_over_a_rebuilt_rollout": "ACER's two-stage backward over a rollout rebuilt "
+    "each episode: GG001 and GG003 here (GG006 on the original file)",
     "r48_memory_detached_behind_a_dataparallel_subclass": "a DataParallel subclass's own forward "
     "(`scatter`, `replicate`, `parallel_apply`, `gather` inherited from torch) joins what the wrapped "
     "module returns into one value with the loss's graph, so the detached memory fed back seems to "
