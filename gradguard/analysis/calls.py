@@ -525,7 +525,12 @@ class CallEvaluation:
             flag = self._literal_kwarg(call, "requires_grad")
             return Value(Kind.TENSOR, grad=bool(requires is not None and flag is not False))
         if name in K.PARAMETER_TYPES:
-            return Value(Kind.TENSOR, grad=True)
+            # `nn.Parameter(t, requires_grad=False)` (PopArt's running statistics) requires no grad.
+            given = next((arg.value for arg in call.args
+                          if arg.keyword is not None and arg.keyword.value == "requires_grad"), None)
+            if given is None and len(call.args) > 1 and call.args[1].keyword is None and not call.args[1].star:
+                given = call.args[1].value
+            return Value(Kind.TENSOR, grad=not (isinstance(given, cst.Name) and given.value == "False"))
         fact = api.lookup(name)
         if fact is None and api.family_of(name) is None:
             owner = self._optimizer_owner(call, state, frame)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fixture_support import run_programs
+from fixture_support import run_programs, values_after
 
 from gradguard.analysis import analyze
 
@@ -141,3 +141,18 @@ def test_the_programs_fail_under_torch_as_the_cases_say(tmp_path: Path) -> None:
             assert "modified by an inplace operation" in (outcome.error_message or ""), case
         else:
             assert outcome.ok and outcome.stdout.strip().endswith("ok"), case
+
+
+def test_a_parameter_made_without_grad_requires_none() -> None:
+    """The model itself: `nn.Parameter(t, requires_grad=False)` (PopArt's running statistics, updated in
+    place by the normaliser's forward: r63) is a tensor that requires no grad, by keyword or position."""
+    source = (
+        "import torch\nimport torch.nn as nn\n"
+        "stats = nn.Parameter(torch.zeros(3), requires_grad=False)\n"
+        "term = nn.Parameter(torch.tensor(0.0), False)\n"
+        "weight = nn.Parameter(torch.zeros(3))\n"
+        "done = 1\n"
+    )
+    assert [value.grad for value in values_after(source, "done", "stats")] == [False]
+    assert [value.grad for value in values_after(source, "done", "term")] == [False]
+    assert [value.grad for value in values_after(source, "done", "weight")] == [True]

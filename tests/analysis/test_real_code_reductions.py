@@ -38,8 +38,6 @@ OPEN: dict[str, str] = {
     "r62_losses_named_by_dict_zip_two_optimizers_two_arms": "pix2pixHD: losses named through "
     "`dict(zip(names, losses))`, the generator's and the discriminator's taken to share a graph (GG002 in "
     "both the AMP and the plain arm)",
-    "r63_popart_statistics_updated_in_place_without_grad": "PopArt's running statistics (requires_grad=False) "
-    "updated in place are taken as saved by the value loss's graph (GG011)",
     "r64_attention_state_reset_at_the_first_decoder_step": "Tacotron's cumulative attention reset when "
     "`t == 0` inside the decoder loop: taken as carried across training steps (GG003)",
     "r65_rollout_namedtuple_rebuilt_by_a_reset_method": "A3C's rollout namedtuple rebuilt by a reset method "
