@@ -639,6 +639,8 @@ class AutogradEvents:
             for inner in self.submodules_of(module, state, deep=True).elems or (module,):
                 if inner.kind is Kind.INSTANCE and isinstance(inner.ref, ClassInfo):
                     marks |= self.saved_by.get((heap_owner(inner), PARAMETER_READ), set())
+        if not marks:
+            return []
         held = state.held_nodes()
         touched = []
         for site, count in marks:

@@ -21,7 +21,7 @@ from gradguard.analysis.api import (
     When,
     parametrize,
 )
-from gradguard.analysis.api.torch_functions import ROOT_KEYWORDS
+from gradguard.analysis.api.torch_functions import PARAMETER_REQUIRES_GRAD, ROOT_KEYWORDS
 from gradguard.analysis.api.torch_ops import TENSOR_PREFIX
 from gradguard.analysis.api.torch_tensor import GRADIENT
 from gradguard.analysis.conditions import option_dest, option_values
@@ -526,10 +526,12 @@ class CallEvaluation:
             return Value(Kind.TENSOR, grad=bool(requires is not None and flag is not False))
         if name in K.PARAMETER_TYPES:
             # `nn.Parameter(t, requires_grad=False)` (PopArt's running statistics) requires no grad.
+            position, keyword = PARAMETER_REQUIRES_GRAD
             given = next((arg.value for arg in call.args
-                          if arg.keyword is not None and arg.keyword.value == "requires_grad"), None)
-            if given is None and len(call.args) > 1 and call.args[1].keyword is None and not call.args[1].star:
-                given = call.args[1].value
+                          if arg.keyword is not None and arg.keyword.value == keyword), None)
+            if given is None and len(call.args) > position and call.args[position].keyword is None \
+                    and not call.args[position].star:
+                given = call.args[position].value
             return Value(Kind.TENSOR, grad=not (isinstance(given, cst.Name) and given.value == "False"))
         fact = api.lookup(name)
         if fact is None and api.family_of(name) is None:

@@ -1707,9 +1707,11 @@ class Evaluator(CallEvaluation, AutogradEvents):
                 or not module.ref.is_module:
             return None
         owner = heap_owner(module)
-        if not any(held is value for key, held in state.heap.items() if key[0] == owner):
-            return None
-        return (owner, PARAMETER_READ)
+        if isinstance(expr, cst.Attribute):
+            own = state.heap.get((owner, expr.attr.value)) is value  # type: ignore[call-overload]
+        else:
+            own = any(held is value for key, held in state.heap.items() if key[0] == owner)
+        return (owner, PARAMETER_READ) if own else None
 
     def made_root(self, value: Value, state: State) -> tuple[int, int] | None:
         """The evaluation that made the tensor whose storage a tensor value is, seen through views:

@@ -313,7 +313,7 @@ class Summary:
     journal: list[Entry] = field(default_factory=list)
     # Per site it ran: how the nodes it made came to be, by generation (`Evaluator.origins`).
     origins: dict[int, list[tuple[int, Origin]]] = field(default_factory=dict)
-    # Freed nodes nothing held that the run forgot (`State.join_all`), as numbered before it.
+    # Freed nodes nothing held that the run forgot (`State.join_all`), numbered as after the run.
     collected: frozenset[int] = frozenset()
     # Flags of objects its paths disagreed on (`Interpreter.note_splits`), noted again at each replay.
     splits: dict[str, Atom] = field(default_factory=dict)

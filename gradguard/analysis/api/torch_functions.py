@@ -32,6 +32,8 @@ ROOT_KEYWORDS = (BACKWARD_ROOTS[1], GRAD_OUTPUTS[1])
 NO_GRAD_CONTEXT = "torch.no_grad"
 # What `torch.autograd.grad` differentiates with respect to: its second argument, or this keyword.
 GRAD_INPUTS = (1, "inputs")
+# `nn.Parameter(data, requires_grad=True)`: where its flag is given (a running statistic made with False).
+PARAMETER_REQUIRES_GRAD = (1, "requires_grad")
 
 FACTS: tuple[Fact, ...] = (
     Fact(BACKWARD_FUNCTION, backward=Backward.BACKWARD, root=Role.ARGUMENT, returns=Returns.NONE),
